@@ -1,0 +1,193 @@
+import { join } from 'node:path';
+import { type Clock, systemClock } from './clock.ts';
+import type { Config } from './config/schema.ts';
+import type { Logger } from './log.ts';
+import { DeadLetterFile } from './sinks/dead-letter.ts';
+import { Dispatcher } from './sinks/dispatcher.ts';
+import { sinkDefinition } from './sinks/registry.ts';
+import { SinkWorker } from './sinks/sink-worker.ts';
+import { Spool } from './sinks/spool.ts';
+import type { Sink } from './sinks/types.ts';
+import type { EventChange } from './sources/diff.ts';
+import { ImdsClient } from './sources/imds/client.ts';
+import { IdentityProvider } from './sources/imds/identity-provider.ts';
+import { UNKNOWN_VM_IDENTITY } from './sources/imds/vm-identity.ts';
+import { ScheduledEventsSource } from './sources/scheduled-events-source.ts';
+import { WatchStateStore } from './sources/state-store.ts';
+import { Stats } from './stats.ts';
+import { buildRecord } from './transform/record.ts';
+import { AGENT_VERSION } from './version.ts';
+
+export interface AgentOptions {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly clock?: Clock;
+  readonly stdout?: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly random?: () => number;
+}
+
+/** Wires source -> transform -> spool -> sinks, and shuts them down in that order. */
+export class ForwarderAgent {
+  readonly stats = new Stats();
+  private readonly o: AgentOptions;
+  private readonly clock: Clock;
+  private readonly client: ImdsClient;
+  private readonly identity: IdentityProvider;
+  private readonly source: ScheduledEventsSource;
+  private spool: Spool | null = null;
+  private dispatcher: Dispatcher | null = null;
+  private sinks: Sink[] = [];
+  private startedAt = 0;
+  private warnedNoIdentity = false;
+  private statsTimer: NodeJS.Timeout | null = null;
+  private stopping: Promise<boolean> | null = null;
+
+  constructor(o: AgentOptions) {
+    this.o = o;
+    const { config, log } = o;
+    this.clock = o.clock ?? systemClock;
+    const imds = config.imds;
+    this.client = new ImdsClient({
+      baseUrl: imds.baseUrl,
+      scheduledEventsApiVersion: imds.apiVersion,
+      computeApiVersion: imds.computeApiVersion,
+      minRequestSpacingMs: imds.minRequestSpacingMs,
+      clock: this.clock,
+    });
+    this.identity = new IdentityProvider({
+      client: this.client,
+      stateDir: config.stateDir,
+      clock: this.clock,
+      log,
+      refreshIntervalMs: imds.identityRefreshMs,
+      requestTimeoutMs: imds.firstRequestTimeoutMs,
+      backoff: { initialDelayMs: config.pollIntervalMs, maxDelayMs: imds.maxBackoffMs },
+    });
+    this.source = new ScheduledEventsSource({
+      client: this.client,
+      store: new WatchStateStore(config.stateDir, log),
+      handler: (changes) => this.onChanges(changes),
+      clock: this.clock,
+      log,
+      stats: this.stats,
+      pollIntervalMs: config.pollIntervalMs,
+      requestTimeoutMs: imds.requestTimeoutMs,
+      firstRequestTimeoutMs: imds.firstRequestTimeoutMs,
+      watchGapToleranceMs: config.watchGapToleranceMs,
+      backoff: { initialDelayMs: config.pollIntervalMs, maxDelayMs: imds.maxBackoffMs },
+      goneRetryWindowMs: imds.goneRetryWindowMs,
+      ...(o.random ? { random: o.random } : {}),
+    });
+  }
+
+  async start(): Promise<void> {
+    const { config, log } = this.o;
+    this.startedAt = this.clock.now();
+    this.spool = await Spool.open(join(config.stateDir, 'spool'), {
+      maxBytes: config.spool.maxBytes,
+      segmentBytes: config.spool.segmentBytes,
+      log,
+      stats: this.stats,
+    });
+    const deadLetter = new DeadLetterFile(config.stateDir);
+    const workers: SinkWorker[] = [];
+    for (const sc of config.sinks) {
+      const def = sinkDefinition(sc.type);
+      if (!def) throw new Error(`sinks: unknown sink type ${JSON.stringify(sc.type)}`);
+      const sink = await def.create(def.settings.parse(sc.settings), {
+        name: sc.name,
+        log: log.child({ sink: sc.name }),
+        clock: this.clock,
+        stateDir: config.stateDir,
+        stdout: this.o.stdout ?? process.stdout,
+      });
+      this.sinks.push(sink);
+      workers.push(
+        new SinkWorker(
+          {
+            name: sc.name,
+            sink,
+            maxBatchRecords: sc.maxBatchRecords,
+            maxInFlightBatches: sc.maxInFlightBatches,
+            retry: sc.retry,
+          },
+          {
+            spool: this.spool,
+            deadLetter,
+            clock: this.clock,
+            log,
+            stats: this.stats,
+            ...(this.o.random ? { random: this.o.random } : {}),
+          },
+        ),
+      );
+    }
+    this.dispatcher = new Dispatcher(this.spool, workers, log);
+    await this.dispatcher.start();
+    await this.identity.start();
+    await this.source.start();
+    if (config.statsIntervalMs > 0) {
+      this.statsTimer = setInterval(
+        () => log.info({ stats: this.stats.snapshot() }, 'stats'),
+        config.statsIntervalMs,
+      );
+      this.statsTimer.unref();
+    }
+    log.info(
+      {
+        imds: config.imds.baseUrl,
+        apiVersion: config.imds.apiVersion,
+        pollIntervalMs: config.pollIntervalMs,
+        sinks: config.sinks.map((s) => s.name),
+        stateDir: config.stateDir,
+        version: AGENT_VERSION,
+      },
+      'scheduled-events-forwarder started',
+    );
+  }
+
+  /** Records are built only with the VM identity, or without it once identityWaitMs has passed. */
+  private async onChanges(changes: readonly EventChange[]): Promise<boolean> {
+    let vm = this.identity.current;
+    if (!vm) {
+      if (this.clock.now() - this.startedAt < this.o.config.imds.identityWaitMs) return false;
+      if (!this.warnedNoIdentity) {
+        this.o.log.warn('VM identity still unknown; forwarding records without it (VmId and names empty)');
+        this.warnedNoIdentity = true;
+      }
+      vm = UNKNOWN_VM_IDENTITY;
+    }
+    const records = changes.map((c) => buildRecord(c, vm, AGENT_VERSION));
+    await this.spool!.append(records);
+    return true;
+  }
+
+  get latestDocument() {
+    return this.source.latestDocument;
+  }
+
+  /**
+   * Stop polling, drain the spool to the sinks until the deadline, close sinks. Idempotent.
+   * Resolves true when every sink caught up before the deadline.
+   */
+  stop(): Promise<boolean> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  private async shutdown(): Promise<boolean> {
+    const { config, log } = this.o;
+    const deadline = this.clock.now() + config.shutdownTimeoutMs;
+    if (this.statsTimer) clearInterval(this.statsTimer);
+    await this.source.stopPolling();
+    await this.identity.stopRefreshing();
+    const caughtUp = (await this.dispatcher?.drain(deadline)) ?? true;
+    for (const sink of this.sinks) {
+      await sink.close().catch((err) => log.warn({ err }, 'sink close failed'));
+    }
+    await this.spool?.close();
+    await this.client.close();
+    log.info({ stats: this.stats.snapshot(), caughtUp }, 'scheduled-events-forwarder stopped');
+    return caughtUp;
+  }
+}

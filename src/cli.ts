@@ -1,0 +1,279 @@
+#!/usr/bin/env node
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import pc from 'picocolors';
+import { ForwarderAgent } from './agent.ts';
+import { systemClock } from './clock.ts';
+import { ConfigError, loadConfig } from './config/load.ts';
+import { createLogger } from './log.ts';
+import { listScenarios, loadScenario, playScenario } from './simulator/scenario.ts';
+import { ImdsSimulator } from './simulator/server.ts';
+import { ImdsClient } from './sources/imds/client.ts';
+import { AGENT_VERSION } from './version.ts';
+
+/** Exit codes: 0 ok, 1 runtime failure, 2 bad configuration or arguments. */
+const EXIT_USAGE = 2;
+
+function positiveNumber(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0)
+      throw new InvalidArgumentError(`${name}: expected a number > 0, got ${JSON.stringify(value)}`);
+    return n;
+  };
+}
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new InvalidArgumentError(`--port: expected 0-65535, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** Runs until SIGINT/SIGTERM, then shuts down in order; a second signal exits at once. */
+function onShutdownSignal(handler: (signal: string) => Promise<void>): void {
+  let stopping = false;
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      if (stopping) process.exit(130);
+      stopping = true;
+      handler(sig).then(
+        () => process.exit(0),
+        (err) => {
+          console.error(err);
+          process.exit(1);
+        },
+      );
+    });
+  }
+}
+
+async function runCommand(opts: { config?: string }): Promise<void> {
+  const config = await loadConfig(opts.config ? { configPath: opts.config } : {});
+  const log = createLogger(config.log.level);
+  const agent = new ForwarderAgent({ config, log });
+  onShutdownSignal(async (signal) => {
+    log.info({ signal }, 'shutting down');
+    await agent.stop();
+  });
+  await agent.start();
+}
+
+async function onceCommand(opts: { config?: string; timeoutMs?: number }): Promise<void> {
+  const config = await loadConfig(opts.config ? { configPath: opts.config } : {});
+  const client = new ImdsClient({
+    baseUrl: config.imds.baseUrl,
+    scheduledEventsApiVersion: config.imds.apiVersion,
+    computeApiVersion: config.imds.computeApiVersion,
+    minRequestSpacingMs: 0,
+    clock: systemClock,
+  });
+  try {
+    const res = await client.getScheduledEvents(opts.timeoutMs ?? config.imds.firstRequestTimeoutMs);
+    if (!res.ok) {
+      console.error(`scheduled-events-forwarder once: ${config.imds.baseUrl}: ${res.failure.message}`);
+      process.exitCode = 1;
+      return;
+    }
+    process.stdout.write(`${JSON.stringify(res.value, null, 2)}\n`);
+  } finally {
+    await client.close();
+  }
+}
+
+async function simulateCommand(opts: {
+  host: string;
+  port: number;
+  scenario?: string;
+  speed: number;
+  maxRps: number;
+}): Promise<void> {
+  const scenario = opts.scenario ? await loadScenario(opts.scenario) : null;
+  const sim = new ImdsSimulator({
+    host: opts.host,
+    port: opts.port,
+    speed: opts.speed,
+    maxRequestsPerSecond: opts.maxRps,
+    ...(scenario ? { compute: scenario.compute } : {}),
+  });
+  const url = await sim.start();
+  console.error(`IMDS simulator listening on ${url}`);
+  console.error(`  GET  ${url}/metadata/scheduledevents?api-version=2020-07-01   (header Metadata: true)`);
+  console.error(
+    `  POST ${url}/simulator/events   {"op":"schedule","event":{"EventType":"Reboot"},"notBeforeInSeconds":900}`,
+  );
+  console.error(`  POST ${url}/simulator/faults   {"kind":"status","status":500,"count":3}`);
+  console.error(`  GET  ${url}/simulator/state`);
+  const stop = new AbortController();
+  onShutdownSignal(async () => {
+    stop.abort();
+    await sim.stop();
+  });
+  if (scenario) {
+    await playScenario(sim, scenario, {
+      speed: opts.speed,
+      clock: systemClock,
+      signal: stop.signal,
+      onStep: (s) =>
+        console.error(`scenario ${scenario.name}: t=${s.at}s ${s.op}${s.note ? ` (${s.note})` : ''}`),
+    });
+  }
+}
+
+async function demoCommand(opts: {
+  scenario: string;
+  speed: number;
+  format: 'auto' | 'json' | 'pretty';
+}): Promise<void> {
+  const scenario = await loadScenario(opts.scenario);
+  const sim = new ImdsSimulator({ speed: opts.speed, compute: scenario.compute });
+  const url = await sim.start();
+  const stateDir = await mkdtemp(join(tmpdir(), 'sef-demo-'));
+  const config = await loadConfig({
+    env: {},
+    overrides: {
+      stateDir,
+      pollIntervalMs: 500,
+      'imds.baseUrl': url,
+      'imds.requestTimeoutMs': 400,
+      'imds.identityWaitMs': 5000,
+      sinks: [{ type: 'stdout', format: opts.format }],
+      'log.level': 'warn',
+      shutdownTimeoutMs: 5000,
+      statsIntervalMs: 0,
+    },
+  });
+  const log = createLogger(config.log.level);
+  const agent = new ForwarderAgent({ config, log });
+  const stop = new AbortController();
+  const last = scenario.steps.at(-1)!.at;
+  if (process.stdout.isTTY || opts.format === 'pretty') {
+    console.error(pc.bold(`scheduled-events-forwarder demo: scenario "${scenario.name}"`));
+    console.error(pc.dim(`${scenario.description}`));
+    console.error(
+      pc.dim(
+        `IMDS simulator on ${url}, ${opts.speed}x time (${Math.round(last / opts.speed)} s); state in ${stateDir}\n`,
+      ),
+    );
+  }
+  onShutdownSignal(async () => {
+    stop.abort();
+  });
+  await agent.start();
+  await playScenario(sim, scenario, { speed: opts.speed, clock: systemClock, signal: stop.signal });
+  // Let the agent see the last document before stopping.
+  if (!stop.signal.aborted) await Promise.race([sim.waitForServed(2), systemClock.sleep(5000, stop.signal)]);
+  await agent.stop();
+  await sim.stop();
+  await rm(stateDir, { recursive: true, force: true });
+  if (process.stdout.isTTY || opts.format === 'pretty') {
+    const sent = agent.stats.get('sink.stdout.sent');
+    console.error(
+      pc.dim(`\n${sent} change records forwarded. Try: npm run cli -- demo --format json | jq .`),
+    );
+  }
+}
+
+export function buildProgram(): Command {
+  const program = new Command()
+    .name('scheduled-events-forwarder')
+    .description(
+      'Forwards Azure Scheduled Events from IMDS, durably, to local files, Event Hubs and Log Analytics.',
+    )
+    .version(AGENT_VERSION)
+    .showHelpAfterError()
+    .exitOverride();
+
+  program
+    .command('run')
+    .description('poll IMDS and forward change records to the configured sinks until SIGINT/SIGTERM')
+    .option('-c, --config <path>', 'JSON config file; SEF_* environment variables override it')
+    .action(runCommand);
+
+  program
+    .command('demo')
+    .description('play a scenario on the built-in IMDS simulator and forward it to stdout; ends by itself')
+    .option('-s, --scenario <name|path>', 'built-in scenario name or JSON file', 'tour')
+    .option('--speed <n>', 'simulated seconds per real second', positiveNumber('--speed'), 60)
+    .option(
+      '--format <format>',
+      'auto (timeline on a terminal, JSON lines when piped), json or pretty',
+      'auto',
+    )
+    .action(async (opts) => {
+      if (!['auto', 'json', 'pretty'].includes(opts.format)) {
+        throw new InvalidArgumentError(
+          `--format: expected auto, json or pretty, got ${JSON.stringify(opts.format)}`,
+        );
+      }
+      await demoCommand(opts);
+    });
+
+  program
+    .command('simulate')
+    .description('run only the IMDS simulator (Scheduled Events, instance compute, managed-identity token)')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('-p, --port <port>', 'port (0 picks a free one)', port, 8080)
+    .option('-s, --scenario <name|path>', 'play a scenario while running')
+    .option('--speed <n>', 'simulated seconds per real second', positiveNumber('--speed'), 1)
+    .option('--max-rps <n>', 'requests per second before 429, as IMDS (5)', positiveNumber('--max-rps'), 5)
+    .action(simulateCommand);
+
+  program
+    .command('once')
+    .description('poll Scheduled Events once, print the document and exit (0 ok, 1 IMDS failed); a probe')
+    .option('-c, --config <path>', 'JSON config file (imds.* settings are used)')
+    .option('--timeout-ms <ms>', 'request timeout', positiveNumber('--timeout-ms'))
+    .action(onceCommand);
+
+  program
+    .command('scenarios')
+    .description('list the built-in simulator scenarios')
+    .action(async () => {
+      for (const name of await listScenarios()) {
+        const s = await loadScenario(name);
+        console.log(`${name.padEnd(28)} ${s.description}`);
+      }
+    });
+
+  return program;
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync([...argv]);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (
+        err.code === 'commander.helpDisplayed' ||
+        err.code === 'commander.version' ||
+        err.code === 'commander.help'
+      )
+        return 0;
+      return EXIT_USAGE;
+    }
+    if (err instanceof ConfigError) {
+      console.error(`scheduled-events-forwarder: ${err.message}`);
+      return EXIT_USAGE;
+    }
+    if (err instanceof InvalidArgumentError) {
+      console.error(`scheduled-events-forwarder: ${err.message}`);
+      return EXIT_USAGE;
+    }
+    console.error(
+      `scheduled-events-forwarder: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+    );
+    return 1;
+  }
+}
+
+const invokedDirectly = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+if (invokedDirectly) {
+  main(process.argv).then((code) => {
+    if (code !== 0) process.exit(code);
+    process.exitCode = code;
+  });
+}

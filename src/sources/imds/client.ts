@@ -1,0 +1,185 @@
+import { Agent, request } from 'undici';
+import type { Clock } from '../../clock.ts';
+import { parseRetryAfterMs } from '../../retry/backoff.ts';
+import { parseScheduledEventsDocument, type ScheduledEventsDocument } from './document.ts';
+
+/** Why an IMDS request did not yield a usable answer. One kind per distinct operator action. */
+export type ImdsFailureKind = 'http-status' | 'connection' | 'timeout' | 'invalid-json' | 'invalid-document';
+
+export interface ImdsFailure {
+  readonly kind: ImdsFailureKind;
+  readonly message: string;
+  readonly status?: number;
+  readonly code?: string;
+  readonly retryAfterMs?: number;
+}
+
+export type ImdsResult<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly failure: ImdsFailure };
+
+export interface ImdsClientOptions {
+  readonly baseUrl: string;
+  readonly scheduledEventsApiVersion: string;
+  readonly computeApiVersion: string;
+  /** Spacing between any two requests, so the agent stays far below IMDS's 5 requests/s per VM. */
+  readonly minRequestSpacingMs: number;
+  readonly clock: Clock;
+}
+
+/**
+ * IMDS over plain HTTP with keep-alive. It has its own undici Agent and passes it on every call:
+ * no global dispatcher, HTTP(S)_PROXY or NODE_USE_ENV_PROXY can route IMDS through a proxy.
+ */
+export class ImdsClient {
+  private readonly agent: Agent;
+  private readonly opts: ImdsClientOptions;
+  private nextSlotAt = 0;
+
+  constructor(opts: ImdsClientOptions) {
+    this.opts = opts;
+    this.agent = new Agent({
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 60_000,
+      connections: 2,
+      pipelining: 1,
+    });
+  }
+
+  get baseUrl(): string {
+    return this.opts.baseUrl;
+  }
+
+  async getScheduledEvents(
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<ImdsResult<ScheduledEventsDocument>> {
+    const res = await this.call(
+      'GET',
+      '/metadata/scheduledevents',
+      this.opts.scheduledEventsApiVersion,
+      timeoutMs,
+      signal,
+    );
+    if (!res.ok) return res;
+    const parsed = parseScheduledEventsDocument(res.value);
+    if (!parsed.ok) {
+      return {
+        ok: false,
+        failure: { kind: 'invalid-document', message: `schema-invalid document: ${parsed.reason}` },
+      };
+    }
+    return { ok: true, value: parsed.document };
+  }
+
+  async getInstanceCompute(timeoutMs: number, signal?: AbortSignal): Promise<ImdsResult<unknown>> {
+    return this.call('GET', '/metadata/instance/compute', this.opts.computeApiVersion, timeoutMs, signal);
+  }
+
+  /** Approves (starts) events. Approval affects every VM in the events' Resources. */
+  async startEvents(eventIds: readonly string[], timeoutMs: number): Promise<ImdsResult<unknown>> {
+    const body = JSON.stringify({ StartRequests: eventIds.map((EventId) => ({ EventId })) });
+    return this.call(
+      'POST',
+      '/metadata/scheduledevents',
+      this.opts.scheduledEventsApiVersion,
+      timeoutMs,
+      undefined,
+      body,
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  private async waitForSlot(): Promise<void> {
+    const now = this.opts.clock.now();
+    const at = Math.max(now, this.nextSlotAt);
+    this.nextSlotAt = at + this.opts.minRequestSpacingMs;
+    if (at > now) await this.opts.clock.sleep(at - now);
+  }
+
+  private async call(
+    method: 'GET' | 'POST',
+    path: string,
+    apiVersion: string,
+    timeoutMs: number,
+    stopSignal?: AbortSignal,
+    body?: string,
+  ): Promise<ImdsResult<unknown>> {
+    await this.waitForSlot();
+    const url = new URL(path, this.opts.baseUrl);
+    url.searchParams.set('api-version', apiVersion);
+    const headers: Record<string, string> = { Metadata: 'true' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = stopSignal ? AbortSignal.any([timeout, stopSignal]) : timeout;
+    let status: number;
+    let text: string;
+    let retryAfter: string | string[] | undefined;
+    try {
+      const res = await request(url, {
+        method,
+        headers,
+        body,
+        dispatcher: this.agent,
+        signal,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      status = res.statusCode;
+      retryAfter = res.headers['retry-after'];
+      text = await res.body.text();
+    } catch (err) {
+      return { ok: false, failure: networkFailure(err, timeoutMs) };
+    }
+    if (status < 200 || status >= 300) {
+      const retryAfterMs = parseRetryAfterMs(retryAfter, this.opts.clock.now());
+      return {
+        ok: false,
+        failure: {
+          kind: 'http-status',
+          status,
+          message: `HTTP ${status} from ${method} ${path}: ${text.slice(0, 200).trim() || '(empty body)'}`,
+          ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+        },
+      };
+    }
+    try {
+      return { ok: true, value: JSON.parse(text) as unknown };
+    } catch {
+      return {
+        ok: false,
+        failure: {
+          kind: 'invalid-json',
+          message: `non-JSON body from ${method} ${path}: ${JSON.stringify(text.slice(0, 80))}`,
+        },
+      };
+    }
+  }
+}
+
+function networkFailure(err: unknown, timeoutMs: number): ImdsFailure {
+  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string } };
+  const code = e.code ?? e.cause?.code;
+  if (
+    e.name === 'TimeoutError' ||
+    e.name === 'AbortError' ||
+    code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    code === 'UND_ERR_BODY_TIMEOUT' ||
+    code === 'UND_ERR_CONNECT_TIMEOUT'
+  ) {
+    return { kind: 'timeout', message: `no answer within ${timeoutMs} ms`, code: code ?? 'TIMEOUT' };
+  }
+  return {
+    kind: 'connection',
+    message: `connection failed: ${code ?? ''} ${e.message ?? String(err)}`.trim(),
+    ...(code ? { code } : {}),
+  };
+}
+
+/** One key per kind of failure, for rate-limited logging. */
+export function failureSignature(f: ImdsFailure): string {
+  return [f.kind, f.status ?? '', f.code ?? ''].join(':');
+}
