@@ -132,7 +132,7 @@ export function parseConfig(
   }
   for (const [dotted, value] of Object.entries(overrides)) {
     setPath(input, dotted.split('.'), value);
-    origin.delete(dotted);
+    origin.set(dotted, 'set by the caller');
   }
   if (problems.length) throw new ConfigError(problems);
 

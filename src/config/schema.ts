@@ -43,12 +43,12 @@ const sinkSchema = z.discriminatedUnion('type', sinkSchemas as unknown as [z.Zod
 /** The one configuration schema. Every default lives here. */
 export const configSchema = z
   .object({
-    pollIntervalMs: ms(100, 60_000).default(1000),
+    pollIntervalMs: ms(10, 60_000).default(1000),
     /**
      * Successful polls further apart than this count as a gap: an event that vanished across a
      * gap gets Outcome "unknown" instead of "cancelled". Default: five poll intervals.
      */
-    watchGapToleranceMs: ms(100, 3_600_000).optional(),
+    watchGapToleranceMs: ms(10, 3_600_000).optional(),
     stateDir: z.string().min(1).default('/var/lib/scheduled-events-forwarder'),
     imds: z
       .object({
@@ -60,9 +60,9 @@ export const configSchema = z
           .string()
           .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected an api-version like 2021-02-01')
           .default('2021-02-01'),
-        requestTimeoutMs: ms(50, 60_000).default(800),
-        firstRequestTimeoutMs: ms(50, 600_000).default(120_000),
-        maxBackoffMs: ms(100, 600_000).default(30_000),
+        requestTimeoutMs: ms(5, 60_000).default(800),
+        firstRequestTimeoutMs: ms(5, 600_000).default(120_000),
+        maxBackoffMs: ms(10, 600_000).default(30_000),
         goneRetryWindowMs: ms(0, 600_000).default(70_000),
         minRequestSpacingMs: ms(0, 10_000).default(250),
         identityRefreshMs: ms(1000, 86_400_000).default(600_000),
