@@ -164,7 +164,11 @@ async function demoCommand(opts: {
   await agent.start();
   await playScenario(sim, scenario, { speed: opts.speed, clock: systemClock, signal: stop.signal });
   // Let the agent see the last document before stopping.
-  if (!stop.signal.aborted) await Promise.race([sim.waitForServed(2), systemClock.sleep(5000, stop.signal)]);
+  if (!stop.signal.aborted) {
+    const seen = new AbortController();
+    sim.waitForServed(2).then(() => seen.abort());
+    await systemClock.sleep(5000, AbortSignal.any([stop.signal, seen.signal]));
+  }
   await agent.stop();
   await sim.stop();
   await rm(stateDir, { recursive: true, force: true });
