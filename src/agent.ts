@@ -128,7 +128,10 @@ export class ForwarderAgent {
     await this.source.start();
     const requestsPerSecond = 1000 / Math.max(1, config.pollIntervalMs, config.imds.minRequestSpacingMs);
     if (requestsPerSecond > 2) {
-      log.warn({ requestsPerSecond }, 'polling faster than 2 requests/s; IMDS allows 5 per VM for every process together');
+      log.warn(
+        { requestsPerSecond },
+        'polling faster than 2 requests/s; IMDS allows 5 per VM for every process together',
+      );
     }
     if (config.statsIntervalMs > 0) {
       this.statsTimer = setInterval(

@@ -154,7 +154,7 @@ async function demoCommand(opts: {
     console.error(pc.dim(`${scenario.description}`));
     console.error(
       pc.dim(
-        `IMDS simulator on ${url}, ${opts.speed}x time (${Math.round(last / opts.speed)} s); state in ${stateDir}\n`,
+        `IMDS simulator on ${url}, ${opts.speed}x time (about ${Math.max(1, Math.round(last / opts.speed))} s); state in ${stateDir}\n`,
       ),
     );
   }
@@ -162,13 +162,7 @@ async function demoCommand(opts: {
     stop.abort();
   });
   await agent.start();
-  await playScenario(sim, scenario, { speed: opts.speed, clock: systemClock, signal: stop.signal });
-  // Let the agent see the last document before stopping.
-  if (!stop.signal.aborted) {
-    const seen = new AbortController();
-    sim.waitForServed(2).then(() => seen.abort());
-    await systemClock.sleep(5000, AbortSignal.any([stop.signal, seen.signal]));
-  }
+  await playScenario(sim, scenario, { speed: opts.speed, clock: systemClock, signal: stop.signal, waitForObservation: true });
   await agent.stop();
   await sim.stop();
   await rm(stateDir, { recursive: true, force: true });

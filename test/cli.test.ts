@@ -76,7 +76,11 @@ describe('CLI', () => {
     const ev = sim.board.schedule({ EventType: 'Freeze' }, Date.now() + 900_000, sim.vmName);
     const r = await cli(['once', '--timeout-ms', '2000'], { SEF_IMDS_BASE_URL: sim.url });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout).Events[0]).toMatchObject({ EventId: ev.EventId, EventType: 'Freeze', EventStatus: 'Scheduled' });
+    expect(JSON.parse(r.stdout).Events[0]).toMatchObject({
+      EventId: ev.EventId,
+      EventType: 'Freeze',
+      EventStatus: 'Scheduled',
+    });
     sim.board.remove(ev.EventId);
     sim.injectFault({ kind: 'status', status: 500 });
     const f = await cli(['once', '--timeout-ms', '2000'], { SEF_IMDS_BASE_URL: sim.url });
@@ -87,9 +91,19 @@ describe('CLI', () => {
   it('demo plays a scenario on the built-in simulator, prints JSON lines when piped, and ends by itself', async () => {
     const r = await cli(['demo', '--scenario', 'live-migration', '--speed', '600']);
     expect(r.code).toBe(0);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const expected = (await loadScenario('live-migration')).expect;
-    expect(lines.map((l) => ({ change: l.Change, eventId: l.EventId, outcome: l.Outcome, affectsThisVm: l.AffectsThisVm }))).toEqual(expected);
+    expect(
+      lines.map((l) => ({
+        change: l.Change,
+        eventId: l.EventId,
+        outcome: l.Outcome,
+        affectsThisVm: l.AffectsThisVm,
+      })),
+    ).toEqual(expected);
   });
 
   it('demo --format pretty prints a readable timeline', async () => {

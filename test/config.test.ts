@@ -23,7 +23,12 @@ describe('configuration', () => {
       pollIntervalMs: 1000,
       watchGapToleranceMs: 5000,
       stateDir: '/var/lib/scheduled-events-forwarder',
-      imds: { baseUrl: 'http://169.254.169.254', apiVersion: '2020-07-01', requestTimeoutMs: 800, firstRequestTimeoutMs: 120_000 },
+      imds: {
+        baseUrl: 'http://169.254.169.254',
+        apiVersion: '2020-07-01',
+        requestTimeoutMs: 800,
+        firstRequestTimeoutMs: 120_000,
+      },
       sinks: [{ type: 'stdout', name: 'stdout', maxBatchRecords: 100, maxInFlightBatches: 1 }],
     });
   });
@@ -38,21 +43,36 @@ describe('configuration', () => {
   });
 
   it('rejects a request timeout not shorter than the poll interval', () => {
-    expect(problems(() => parseConfig({ pollIntervalMs: 1000, imds: { requestTimeoutMs: 1000 } }, {}, {}))).toEqual([
+    expect(
+      problems(() => parseConfig({ pollIntervalMs: 1000, imds: { requestTimeoutMs: 1000 } }, {}, {})),
+    ).toEqual([
       expect.stringMatching(/^imds\.requestTimeoutMs: expected less than pollIntervalMs \(1000\).*got 1000/),
     ]);
   });
 
   it('rejects unknown keys, unknown sink types, duplicate sink names and missing file paths', () => {
     expect(problems(() => parseConfig({ pollIntervalMS: 5 }, {}, {}))[0]).toMatch(/pollIntervalMS/);
-    expect(problems(() => parseConfig({ sinks: [{ type: 'kafka' }] }, {}, {}))[0]).toMatch(/^sinks\.0\.type: expected a sink type of "stdout", "file"/);
-    expect(problems(() => parseConfig({ sinks: [{ type: 'stdout' }, { type: 'stdout' }] }, {}, {}))[0]).toMatch(/^sinks\.1\.name: expected a unique sink name/);
-    expect(problems(() => parseConfig({ sinks: [{ type: 'file' }] }, {}, {}))[0]).toMatch(/^sinks\.0\.path: /);
-    expect(problems(() => parseConfig({ sinks: [] }, {}, {}))[0]).toMatch(/^sinks: at least one sink is required/);
+    expect(problems(() => parseConfig({ sinks: [{ type: 'kafka' }] }, {}, {}))[0]).toMatch(
+      /^sinks\.0\.type: expected a sink type of "stdout", "file"/,
+    );
+    expect(
+      problems(() => parseConfig({ sinks: [{ type: 'stdout' }, { type: 'stdout' }] }, {}, {}))[0],
+    ).toMatch(/^sinks\.1\.name: expected a unique sink name/);
+    expect(problems(() => parseConfig({ sinks: [{ type: 'file' }] }, {}, {}))[0]).toMatch(
+      /^sinks\.0\.path: /,
+    );
+    expect(problems(() => parseConfig({ sinks: [] }, {}, {}))[0]).toMatch(
+      /^sinks: at least one sink is required/,
+    );
   });
 
   it('lets every scalar setting be overridden from the environment, and names the variable on error', () => {
-    const env = { SEF_POLL_INTERVAL_MS: '2000', SEF_IMDS_BASE_URL: 'http://10.0.0.5', SEF_LOG_LEVEL: 'debug', SEF_SPOOL_MAX_BYTES: '4194304' };
+    const env = {
+      SEF_POLL_INTERVAL_MS: '2000',
+      SEF_IMDS_BASE_URL: 'http://10.0.0.5',
+      SEF_LOG_LEVEL: 'debug',
+      SEF_SPOOL_MAX_BYTES: '4194304',
+    };
     const c = parseConfig({ pollIntervalMs: 500 }, env, {});
     expect(c.pollIntervalMs).toBe(2000);
     expect(c.imds.baseUrl).toBe('http://10.0.0.5');
@@ -61,14 +81,26 @@ describe('configuration', () => {
     expect(problems(() => parseConfig({}, { SEF_IMDS_REQUEST_TIMEOUT_MS: 'soon' }, {}))[0]).toMatch(
       /^imds\.requestTimeoutMs: .*got "soon" \(from SEF_IMDS_REQUEST_TIMEOUT_MS\)$/,
     );
-    expect(problems(() => parseConfig({}, { SEF_IMDS_BASE_URL: 'ftp://x' }, {}))[0]).toMatch(/imds\.baseUrl: expected an http/);
-    expect(envOverridableSettings().map((s) => s.env)).toEqual(expect.arrayContaining(['SEF_SINKS', 'SEF_IMDS_API_VERSION', 'SEF_STATE_DIR']));
+    expect(problems(() => parseConfig({}, { SEF_IMDS_BASE_URL: 'ftp://x' }, {}))[0]).toMatch(
+      /imds\.baseUrl: expected an http/,
+    );
+    expect(envOverridableSettings().map((s) => s.env)).toEqual(
+      expect.arrayContaining(['SEF_SINKS', 'SEF_IMDS_API_VERSION', 'SEF_STATE_DIR']),
+    );
   });
 
   it('sinks can come from SEF_SINKS as JSON', () => {
     const c = parseConfig({}, { SEF_SINKS: '[{"type":"file","path":"/tmp/x.jsonl","name":"audit"}]' }, {});
-    expect(c.sinks).toEqual([expect.objectContaining({ type: 'file', name: 'audit', settings: expect.objectContaining({ path: '/tmp/x.jsonl' }) })]);
-    expect(problems(() => parseConfig({}, { SEF_SINKS: '[{' }, {}))[0]).toMatch(/^sinks: expected JSON.*from SEF_SINKS/);
+    expect(c.sinks).toEqual([
+      expect.objectContaining({
+        type: 'file',
+        name: 'audit',
+        settings: expect.objectContaining({ path: '/tmp/x.jsonl' }),
+      }),
+    ]);
+    expect(problems(() => parseConfig({}, { SEF_SINKS: '[{' }, {}))[0]).toMatch(
+      /^sinks: expected JSON.*from SEF_SINKS/,
+    );
   });
 
   it('reads a JSON file and reports unreadable or invalid files clearly', async () => {
@@ -78,7 +110,11 @@ describe('configuration', () => {
     expect((await loadConfig({ configPath: good, env: {} })).pollIntervalMs).toBe(2000);
     const bad = join(dir, 'bad.json');
     await writeFile(bad, '{ pollIntervalMs: 2000 }');
-    await expect(loadConfig({ configPath: bad, env: {} })).rejects.toThrow(/bad\.json: expected a JSON object, got invalid JSON/);
-    await expect(loadConfig({ configPath: join(dir, 'missing.json'), env: {} })).rejects.toThrow(/cannot be read \(ENOENT\)/);
+    await expect(loadConfig({ configPath: bad, env: {} })).rejects.toThrow(
+      /bad\.json: expected a JSON object, got invalid JSON/,
+    );
+    await expect(loadConfig({ configPath: join(dir, 'missing.json'), env: {} })).rejects.toThrow(
+      /cannot be read \(ENOENT\)/,
+    );
   });
 });

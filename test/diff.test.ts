@@ -20,9 +20,13 @@ function ev(id: string, over: Partial<ScheduledEvent> = {}): ScheduledEvent {
   };
 }
 
-const doc = (inc: number, ...events: ScheduledEvent[]): ScheduledEventsDocument => ({ DocumentIncarnation: inc, Events: events });
+const doc = (inc: number, ...events: ScheduledEvent[]): ScheduledEventsDocument => ({
+  DocumentIncarnation: inc,
+  Events: events,
+});
 const watched = (s: number) => ({ observedAt: T(s), watchedWithoutGap: true });
-const kinds = (changes: readonly EventChange[]) => changes.map((c) => `${c.change}${c.outcome ? `:${c.outcome}` : ''}:${c.event.EventId}`);
+const kinds = (changes: readonly EventChange[]) =>
+  changes.map((c) => `${c.change}${c.outcome ? `:${c.outcome}` : ''}:${c.event.EventId}`);
 
 describe('diffDocument', () => {
   it('reports a new Scheduled event as appeared with FirstSeen = observation time', () => {
@@ -34,14 +38,22 @@ describe('diffDocument', () => {
 
   it('reports Scheduled -> Started as started, keeping FirstSeen', () => {
     const s1 = diffDocument(EMPTY_WATCH_STATE, doc(2, ev('A')), watched(1)).next;
-    const { changes } = diffDocument(s1, doc(3, ev('A', { EventStatus: 'Started', NotBefore: null })), watched(2));
+    const { changes } = diffDocument(
+      s1,
+      doc(3, ev('A', { EventStatus: 'Started', NotBefore: null })),
+      watched(2),
+    );
     expect(kinds(changes)).toEqual(['started:A']);
     expect(changes[0]!.firstSeen).toBe(T(1));
     expect(changes[0]!.documentIncarnation).toBe(3);
   });
 
   it('reports an event that appears already Started (host failure) as appeared then started', () => {
-    const { changes } = diffDocument(EMPTY_WATCH_STATE, doc(2, ev('A', { EventStatus: 'Started', NotBefore: null })), watched(1));
+    const { changes } = diffDocument(
+      EMPTY_WATCH_STATE,
+      doc(2, ev('A', { EventStatus: 'Started', NotBefore: null })),
+      watched(1),
+    );
     expect(kinds(changes)).toEqual(['appeared:A', 'started:A']);
   });
 
@@ -64,13 +76,22 @@ describe('diffDocument', () => {
 
   it('reports other field changes with the same status as updated', () => {
     const s = diffDocument(EMPTY_WATCH_STATE, doc(2, ev('A')), watched(1)).next;
-    for (const over of [{ NotBefore: T(1800) }, { Resources: ['vm0', 'vm1'] }, { Description: 'x' }, { DurationInSeconds: 5 }]) {
+    for (const over of [
+      { NotBefore: T(1800) },
+      { Resources: ['vm0', 'vm1'] },
+      { Description: 'x' },
+      { DurationInSeconds: 5 },
+    ]) {
       expect(kinds(diffDocument(s, doc(3, ev('A', over)), watched(2)).changes)).toEqual(['updated:A']);
     }
   });
 
   it('treats Resources as a set and EventId case-insensitively', () => {
-    const s = diffDocument(EMPTY_WATCH_STATE, doc(2, ev('abc-1', { Resources: ['vm0', 'vm1'] })), watched(1)).next;
+    const s = diffDocument(
+      EMPTY_WATCH_STATE,
+      doc(2, ev('abc-1', { Resources: ['vm0', 'vm1'] })),
+      watched(1),
+    ).next;
     const { changes, next } = diffDocument(s, doc(2, ev('ABC-1', { Resources: ['vm1', 'vm0'] })), watched(2));
     expect(changes).toEqual([]);
     expect(next.events['abc-1']).toBeDefined();
@@ -83,7 +104,10 @@ describe('diffDocument', () => {
     expect(kinds(changes)).toEqual(['appeared:B']);
     // Same incarnation number as before but different content: both changes are seen.
     const s2 = diffDocument(EMPTY_WATCH_STATE, doc(2, ev('A')), watched(1)).next;
-    expect(kinds(diffDocument(s2, doc(2, ev('B')), watched(2)).changes)).toEqual(['appeared:B', 'removed:cancelled:A']);
+    expect(kinds(diffDocument(s2, doc(2, ev('B')), watched(2)).changes)).toEqual([
+      'appeared:B',
+      'removed:cancelled:A',
+    ]);
   });
 
   it('emits nothing for an identical document', () => {
@@ -96,11 +120,15 @@ describe('diffDocument', () => {
     const back = diffDocument(s, doc(3, ev('A')), watched(2));
     expect(kinds(back.changes)).toEqual(['updated:A']);
     s = back.next;
-    expect(kinds(diffDocument(s, doc(4, ev('A', { EventStatus: 'Started' })), watched(3)).changes)).toEqual(['updated:A']);
+    expect(kinds(diffDocument(s, doc(4, ev('A', { EventStatus: 'Started' })), watched(3)).changes)).toEqual([
+      'updated:A',
+    ]);
   });
 
   it('counts a duplicated EventId within one document once', () => {
-    expect(kinds(diffDocument(EMPTY_WATCH_STATE, doc(2, ev('A'), ev('a')), watched(1)).changes)).toEqual(['appeared:A']);
+    expect(kinds(diffDocument(EMPTY_WATCH_STATE, doc(2, ev('A'), ev('a')), watched(1)).changes)).toEqual([
+      'appeared:A',
+    ]);
   });
 
   it('does not mutate its input state', () => {
@@ -125,11 +153,18 @@ const docArb = fc.record({
   restart: fc.boolean(),
 });
 
-function toDoc(d: { inc: number; events: { id: string; started: boolean; notBefore: string | null; resources: string[] }[] }) {
+function toDoc(d: {
+  inc: number;
+  events: readonly { id: string; started: boolean; notBefore: string | null; resources: readonly string[] }[];
+}) {
   return doc(
     d.inc,
     ...d.events.map((e) =>
-      ev(e.id, { EventStatus: e.started ? 'Started' : 'Scheduled', NotBefore: e.started ? null : e.notBefore, Resources: e.resources }),
+      ev(e.id, {
+        EventStatus: e.started ? 'Started' : 'Scheduled',
+        NotBefore: e.started ? null : e.notBefore,
+        Resources: e.resources,
+      }),
     ),
   );
 }
@@ -143,7 +178,10 @@ describe('diffDocument properties', () => {
         docs.forEach((d, i) => {
           // A restart round-trips the state through JSON, as the state file does.
           if (d.restart) state = JSON.parse(JSON.stringify(state)) as WatchState;
-          const { changes, next } = diffDocument(state, toDoc(d), { observedAt: T(i), watchedWithoutGap: !d.gap });
+          const { changes, next } = diffDocument(state, toDoc(d), {
+            observedAt: T(i),
+            watchedWithoutGap: !d.gap,
+          });
           for (const c of changes) {
             const key = c.event.EventId.toLowerCase();
             const p = phase.get(key) ?? 'absent';
@@ -163,7 +201,9 @@ describe('diffDocument properties', () => {
           }
           state = next;
           // The state tracks exactly the events of the document just processed.
-          expect(Object.keys(state.events).sort()).toEqual([...new Set(d.events.map((e) => e.id.toLowerCase()))].sort());
+          expect(Object.keys(state.events).sort()).toEqual(
+            [...new Set(d.events.map((e) => e.id.toLowerCase()))].sort(),
+          );
         });
       }),
       { numRuns: 500 },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { type Clock, systemClock } from '../src/clock.ts';
 import { DeadLetterFile } from '../src/sinks/dead-letter.ts';
 import { Dispatcher } from '../src/sinks/dispatcher.ts';
 import { SinkWorker } from '../src/sinks/sink-worker.ts';
@@ -10,7 +11,6 @@ import { RecordingClock } from './helpers/clock.ts';
 import { eventually, readJsonLines, useTempDirs } from './helpers/fs.ts';
 import { captureLogs } from './helpers/logs.ts';
 import { sampleRecord } from './helpers/records.ts';
-import { systemClock, type Clock } from '../src/clock.ts';
 
 const tempDir = useTempDirs();
 
@@ -18,8 +18,16 @@ const tempDir = useTempDirs();
 class ScriptedSink implements Sink {
   readonly accepted: ScheduledEventRecord[] = [];
   closed = 0;
-  constructor(private readonly answer: (batch: readonly ScheduledEventRecord[], call: number) => Promise<SendResult> | SendResult) {}
   private calls = 0;
+  private readonly answer: (
+    batch: readonly ScheduledEventRecord[],
+    call: number,
+  ) => Promise<SendResult> | SendResult;
+  constructor(
+    answer: (batch: readonly ScheduledEventRecord[], call: number) => Promise<SendResult> | SendResult,
+  ) {
+    this.answer = answer;
+  }
   async send(batch: readonly ScheduledEventRecord[]): Promise<SendResult> {
     const r = await this.answer(batch, this.calls++);
     if (r.kind === 'ok') this.accepted.push(...batch);
@@ -30,17 +38,31 @@ class ScriptedSink implements Sink {
   }
 }
 
-async function rig(sinks: Record<string, Sink>, opts: { clock?: Clock; maxBatchRecords?: number; maxInFlightBatches?: number; dir?: string } = {}) {
+async function rig(
+  sinks: Record<string, Sink>,
+  opts: { clock?: Clock; maxBatchRecords?: number; maxInFlightBatches?: number; dir?: string } = {},
+) {
   const dir = opts.dir ?? (await tempDir());
   const logs = captureLogs();
   const stats = new Stats();
-  const spool = await Spool.open(`${dir}/spool`, { maxBytes: 1 << 20, segmentBytes: 64 << 10, log: logs.log, stats });
+  const spool = await Spool.open(`${dir}/spool`, {
+    maxBytes: 1 << 20,
+    segmentBytes: 64 << 10,
+    log: logs.log,
+    stats,
+  });
   const deadLetter = new DeadLetterFile(dir);
   const clock = opts.clock ?? systemClock;
   const workers = Object.entries(sinks).map(
     ([name, sink]) =>
       new SinkWorker(
-        { name, sink, maxBatchRecords: opts.maxBatchRecords ?? 10, maxInFlightBatches: opts.maxInFlightBatches ?? 1, retry: { initialDelayMs: 10, maxDelayMs: 40 } },
+        {
+          name,
+          sink,
+          maxBatchRecords: opts.maxBatchRecords ?? 10,
+          maxInFlightBatches: opts.maxInFlightBatches ?? 1,
+          retry: { initialDelayMs: 10, maxDelayMs: 40 },
+        },
         { spool, deadLetter, clock, log: logs.log, stats, random: () => 1 },
       ),
   );
@@ -64,7 +86,9 @@ describe('dispatcher', () => {
 
   it('retries retryable answers with capped backoff, honouring Retry-After', async () => {
     const clock = new RecordingClock();
-    const sink = new ScriptedSink((_b, call) => (call === 0 ? retryable('429', 5000) : call < 4 ? retryable('503') : ok));
+    const sink = new ScriptedSink((_b, call) =>
+      call === 0 ? retryable('429', 5000) : call < 4 ? retryable('503') : ok,
+    );
     const r = await rig({ s: sink }, { clock });
     await r.spool.append(rec(1));
     await eventually(() => sink.accepted.length === 1, 'delivery after retries');
@@ -86,12 +110,19 @@ describe('dispatcher', () => {
   });
 
   it('dead-letters a failed batch with its reason, counts it, and moves on', async () => {
-    const sink = new ScriptedSink((b) => (b.some((x) => x.EventId.endsWith('2')) ? failed('400 InvalidStream') : ok));
+    const sink = new ScriptedSink((b) =>
+      b.some((x) => x.EventId.endsWith('2')) ? failed('400 InvalidStream') : ok,
+    );
     const r = await rig({ s: sink }, { maxBatchRecords: 1 });
     await r.spool.append(rec(3));
     await eventually(() => sink.accepted.length === 2, 'the good records');
     await r.dispatcher.drain(Date.now() + 1000);
-    const dead = await readJsonLines<{ reason: string; sink: string; record: ScheduledEventRecord; seq: number }>(r.deadLetter.pathFor('s'));
+    const dead = await readJsonLines<{
+      reason: string;
+      sink: string;
+      record: ScheduledEventRecord;
+      seq: number;
+    }>(r.deadLetter.pathFor('s'));
     expect(dead).toHaveLength(1);
     expect(dead[0]).toMatchObject({ sink: 's', reason: '400 InvalidStream', seq: 2 });
     expect(r.stats.get('sink.s.deadLettered')).toBe(1);
@@ -145,11 +176,22 @@ describe('dispatcher', () => {
     const dir = await tempDir();
     const logs = captureLogs();
     const stats = new Stats();
-    const spool = await Spool.open(`${dir}/spool`, { maxBytes: 12 << 10, segmentBytes: 4 << 10, log: logs.log, stats });
+    const spool = await Spool.open(`${dir}/spool`, {
+      maxBytes: 12 << 10,
+      segmentBytes: 4 << 10,
+      log: logs.log,
+      stats,
+    });
     for (const r of rec(40)) await spool.append([r]);
     const sink = new ScriptedSink(() => ok);
     const w = new SinkWorker(
-      { name: 's', sink, maxBatchRecords: 100, maxInFlightBatches: 1, retry: { initialDelayMs: 10, maxDelayMs: 40 } },
+      {
+        name: 's',
+        sink,
+        maxBatchRecords: 100,
+        maxInFlightBatches: 1,
+        retry: { initialDelayMs: 10, maxDelayMs: 40 },
+      },
       { spool, deadLetter: new DeadLetterFile(dir), clock: systemClock, log: logs.log, stats },
     );
     await w.start();

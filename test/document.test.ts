@@ -33,7 +33,10 @@ describe('parseScheduledEventsDocument', () => {
   });
 
   it('maps NotBefore "" (started) to null', () => {
-    const r = parseScheduledEventsDocument({ ...full, Events: [{ ...full.Events[0], EventStatus: 'Started', NotBefore: '' }] });
+    const r = parseScheduledEventsDocument({
+      ...full,
+      Events: [{ ...full.Events[0], EventStatus: 'Started', NotBefore: '' }],
+    });
     expect(r.ok && r.document.Events[0]!.NotBefore).toBeNull();
   });
 
@@ -56,7 +59,10 @@ describe('parseScheduledEventsDocument', () => {
     ['Events not an array', { DocumentIncarnation: 1, Events: {} }],
     ['incarnation not a number', { DocumentIncarnation: 'seven', Events: [] }],
     ['negative incarnation', { DocumentIncarnation: -1, Events: [] }],
-    ['event without EventId', { DocumentIncarnation: 1, Events: [{ EventType: 'Reboot', EventStatus: 'Scheduled' }] }],
+    [
+      'event without EventId',
+      { DocumentIncarnation: 1, Events: [{ EventType: 'Reboot', EventStatus: 'Scheduled' }] },
+    ],
     ['empty EventId', { DocumentIncarnation: 1, Events: [{ ...full.Events[0], EventId: ' ' }] }],
     ['unparseable NotBefore', { DocumentIncarnation: 1, Events: [{ ...full.Events[0], NotBefore: 'soon' }] }],
     ['Resources not strings', { DocumentIncarnation: 1, Events: [{ ...full.Events[0], Resources: [1] }] }],

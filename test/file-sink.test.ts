@@ -1,4 +1,4 @@
-import { appendFile, readFile, readdir } from 'node:fs/promises';
+import { appendFile, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileSink } from '../src/sinks/file/file-sink.ts';
@@ -15,7 +15,10 @@ describe('file sink', () => {
     expect(await sink.send([sampleRecord(1), sampleRecord(2)])).toEqual({ kind: 'ok' });
     await sink.close();
     await sink.close();
-    expect((await readJsonLines(path)).map((r) => r.EventId)).toEqual([sampleRecord(1).EventId, sampleRecord(2).EventId]);
+    expect((await readJsonLines(path)).map((r) => r.EventId)).toEqual([
+      sampleRecord(1).EventId,
+      sampleRecord(2).EventId,
+    ]);
   });
 
   it('rotates by size and keeps keepFiles old files', async () => {
@@ -29,7 +32,9 @@ describe('file sink', () => {
     const newest = await readJsonLines(path);
     expect(newest.at(-1)!.EventId).toBe(sampleRecord(12).EventId);
     const older = await readJsonLines(`${path}.1`);
-    expect(Number(String(older.at(-1)!.EventId).slice(-12)) + 1).toBe(Number(String(newest[0]!.EventId).slice(-12)));
+    expect(Number(String(older.at(-1)!.EventId).slice(-12)) + 1).toBe(
+      Number(String(newest[0]!.EventId).slice(-12)),
+    );
   });
 
   it('cuts a partial last line left by a crash', async () => {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { EnvHttpProxyAgent, fetch as undiciFetch, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
+import { EnvHttpProxyAgent, getGlobalDispatcher, setGlobalDispatcher, fetch as undiciFetch } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../src/clock.ts';
 import { ImdsSimulator } from '../src/simulator/server.ts';
@@ -106,7 +106,7 @@ describe('IMDS is never reached through a proxy', () => {
 
   beforeAll(async () => {
     // A loopback "proxy" that answers everything itself, so any request routed through it is visible.
-    proxy = createServer((req, res) => {
+    proxy = createServer((_req, res) => {
       proxyHits++;
       res.writeHead(502).end('via proxy');
     });
@@ -124,13 +124,21 @@ describe('IMDS is never reached through a proxy', () => {
   });
 
   it('ignores HTTP_PROXY/HTTPS_PROXY/NO_PROXY and a proxying global dispatcher', async () => {
-    Object.assign(process.env, { HTTP_PROXY: proxyUrl, http_proxy: proxyUrl, HTTPS_PROXY: proxyUrl, https_proxy: proxyUrl, ALL_PROXY: proxyUrl });
+    Object.assign(process.env, {
+      HTTP_PROXY: proxyUrl,
+      http_proxy: proxyUrl,
+      HTTPS_PROXY: proxyUrl,
+      https_proxy: proxyUrl,
+      ALL_PROXY: proxyUrl,
+    });
     delete process.env.NO_PROXY;
     delete process.env.no_proxy;
     setGlobalDispatcher(new EnvHttpProxyAgent());
     // The setup is effective: a plain fetch does go through the proxy...
     proxyHits = 0;
-    const viaProxy = await undiciFetch(`${sim.url}/metadata/scheduledevents?api-version=2020-07-01`, { headers: { Metadata: 'true' } });
+    const viaProxy = await undiciFetch(`${sim.url}/metadata/scheduledevents?api-version=2020-07-01`, {
+      headers: { Metadata: 'true' },
+    });
     expect(viaProxy.status).toBe(502);
     expect(proxyHits).toBe(1);
     // ...and the IMDS client does not.
@@ -161,7 +169,10 @@ describe('IMDS is never reached through a proxy', () => {
       child.on('close', (code) => resolve({ code, stdout }));
     });
     expect(out.code).toBe(0);
-    expect(JSON.parse(out.stdout)).toMatchObject({ DocumentIncarnation: expect.any(Number), Events: expect.any(Array) });
+    expect(JSON.parse(out.stdout)).toMatchObject({
+      DocumentIncarnation: expect.any(Number),
+      Events: expect.any(Array),
+    });
     expect(proxyHits).toBe(0);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { EMPTY_WATCH_STATE, diffDocument } from '../src/sources/diff.ts';
-import { identityFromCompute } from '../src/sources/imds/vm-identity.ts';
 import { defaultCompute } from '../src/simulator/compute.ts';
+import { diffDocument, EMPTY_WATCH_STATE } from '../src/sources/diff.ts';
+import { identityFromCompute } from '../src/sources/imds/vm-identity.ts';
 import { affectsVm, buildRecord, recordId } from '../src/transform/record.ts';
 import { RECORD_SCHEMA } from '../src/transform/record-schema.ts';
 
@@ -32,7 +32,8 @@ function kqlTypeOf(v: unknown): string[] {
   if (Array.isArray(v)) return ['dynamic'];
   if (typeof v === 'boolean') return ['boolean'];
   if (typeof v === 'number') return Number.isInteger(v) ? ['int', 'long'] : ['real'];
-  if (typeof v === 'string') return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(v) ? ['datetime', 'string'] : ['string'];
+  if (typeof v === 'string')
+    return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(v) ? ['datetime', 'string'] : ['string'];
   return ['dynamic'];
 }
 
@@ -64,9 +65,9 @@ describe('record contract', () => {
 
   it('RecordId is deterministic from VmId + EventId (any case) + Change (+ incarnation for updated)', () => {
     // A fixed vector: a change here breaks de-duplication across agent versions.
-    expect(recordId('6d9d7a1e-0b9f-4e0c-9a59-5c3c0a3b1f01', 'C7061BAC-AFDC-4513-B24B-AA5F13A16123', 'appeared', 2)).toBe(
-      '6f18a1f8-d975-026f-ee10-5ab484a066ef',
-    );
+    expect(
+      recordId('6d9d7a1e-0b9f-4e0c-9a59-5c3c0a3b1f01', 'C7061BAC-AFDC-4513-B24B-AA5F13A16123', 'appeared', 2),
+    ).toBe('6f18a1f8-d975-026f-ee10-5ab484a066ef');
     expect(record.RecordId).toBe(recordId(vm.VmId, 'c7061bac-afdc-4513-b24b-aa5f13a16123', 'appeared', 99));
     expect(recordId('v', 'e', 'appeared', 1)).not.toBe(recordId('v', 'e', 'started', 1));
     expect(recordId('v', 'e', 'updated', 1)).not.toBe(recordId('v', 'e', 'updated', 2));

@@ -67,18 +67,23 @@ describe('state across restarts', () => {
     ['garbage', 'not json at all {'],
     ['wrong shape', JSON.stringify({ format: 1, events: 'x' })],
     ['unknown format', JSON.stringify({ format: 99, documentIncarnation: 1, events: {} })],
-  ])('a corrupt state file (%s) gives a clear warning and a fresh start, not a crash', async (_n, content) => {
-    const { sim, dir } = await setup();
-    sim.board.schedule({ EventType: 'Reboot' }, Date.now() + 900_000, sim.vmName);
-    const first = await runUntil(sim, dir, 1);
-    await writeFile(join(dir, 'watch-state.json'), content);
-    const logs = captureLogs('info');
-    const { records } = await runUntil(sim, dir, 2, logs);
-    expect(logs.messages('warn')).toEqual(expect.arrayContaining([expect.stringMatching(/watch state corrupt; starting fresh/)]));
-    // Re-reported as appeared, with the same RecordId, so consumers de-duplicate it.
-    expect(records).toHaveLength(2);
-    expect(records[1]!.RecordId).toBe(first.records[0]!.RecordId);
-  });
+  ])(
+    'a corrupt state file (%s) gives a clear warning and a fresh start, not a crash',
+    async (_n, content) => {
+      const { sim, dir } = await setup();
+      sim.board.schedule({ EventType: 'Reboot' }, Date.now() + 900_000, sim.vmName);
+      const first = await runUntil(sim, dir, 1);
+      await writeFile(join(dir, 'watch-state.json'), content);
+      const logs = captureLogs('info');
+      const { records } = await runUntil(sim, dir, 2, logs);
+      expect(logs.messages('warn')).toEqual(
+        expect.arrayContaining([expect.stringMatching(/watch state corrupt; starting fresh/)]),
+      );
+      // Re-reported as appeared, with the same RecordId, so consumers de-duplicate it.
+      expect(records).toHaveLength(2);
+      expect(records[1]!.RecordId).toBe(first.records[0]!.RecordId);
+    },
+  );
 
   it('an unreadable state path (a directory) also gives a warning and a fresh start', async () => {
     const { sim, dir } = await setup();
@@ -89,7 +94,9 @@ describe('state across restarts', () => {
     await h.agent.start();
     await sim.waitForServed(2);
     await h.agent.stop();
-    expect(logs.messages('warn')).toEqual(expect.arrayContaining([expect.stringMatching(/watch state unreadable/)]));
+    expect(logs.messages('warn')).toEqual(
+      expect.arrayContaining([expect.stringMatching(/watch state unreadable/)]),
+    );
   });
 });
 
@@ -104,7 +111,12 @@ describe('VM identity', () => {
       const r = await h.records();
       return r.length === 1 ? r : null;
     }, 'first record');
-    expect(first).toMatchObject({ VmId: sim.compute.vmId, VmName: 'sim-vm-0', Location: 'westeurope', Zone: '1' });
+    expect(first).toMatchObject({
+      VmId: sim.compute.vmId,
+      VmName: 'sim-vm-0',
+      Location: 'westeurope',
+      Zone: '1',
+    });
     sim.compute = { ...sim.compute, vmSize: 'Standard_D4s_v5' };
     await new Promise((r) => setTimeout(r, 1200));
     sim.board.schedule({ EventType: 'Freeze' }, Date.now() + 900_000, sim.vmName);
@@ -128,7 +140,9 @@ describe('VM identity', () => {
       return r.length ? r : null;
     }, 'a record without identity');
     expect(rec).toMatchObject({ VmId: '', VmName: '', AffectsThisVm: false, Change: 'appeared' });
-    expect(logs.messages('warn')).toEqual(expect.arrayContaining([expect.stringMatching(/identity still unknown/)]));
+    expect(logs.messages('warn')).toEqual(
+      expect.arrayContaining([expect.stringMatching(/identity still unknown/)]),
+    );
   });
 
   it('uses the cached identity at once after a restart', async () => {
@@ -136,7 +150,14 @@ describe('VM identity', () => {
     const h = fastAgent(sim, dir);
     await h.agent.start();
     const { access } = await import('node:fs/promises');
-    await eventually(() => access(join(dir, 'vm-identity.json')).then(() => true, () => false), 'the identity cache');
+    await eventually(
+      () =>
+        access(join(dir, 'vm-identity.json')).then(
+          () => true,
+          () => false,
+        ),
+      'the identity cache',
+    );
     await h.agent.stop();
     sim.compute = {}; // IMDS compute now useless
     sim.board.schedule({ EventType: 'Reboot' }, Date.now() + 900_000, 'sim-vm-0');

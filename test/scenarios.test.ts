@@ -51,9 +51,14 @@ describe('every built-in scenario yields exactly its expected records', async ()
 
   it.each(names)('%s', async (name) => {
     const { scenario, sim, records } = await runScenario(name);
-    expect(records.map((r) => ({ change: r.Change, eventId: r.EventId, outcome: r.Outcome, affectsThisVm: r.AffectsThisVm }))).toEqual(
-      scenario.expect,
-    );
+    expect(
+      records.map((r) => ({
+        change: r.Change,
+        eventId: r.EventId,
+        outcome: r.Outcome,
+        affectsThisVm: r.AffectsThisVm,
+      })),
+    ).toEqual(scenario.expect);
     const vmId = String(sim.compute.vmId);
     for (const r of records) {
       expect(r.RecordId).toBe(recordId(vmId, r.EventId, r.Change, r.DocumentIncarnation));
@@ -68,7 +73,12 @@ describe('scenario details', () => {
   it('live migration follows the documented incarnations and NotBefore rules', async () => {
     const { records } = await runScenario('live-migration');
     const [appeared, started, removed] = records;
-    expect(appeared).toMatchObject({ EventType: 'Freeze', EventStatus: 'Scheduled', DocumentIncarnation: 2, DurationInSeconds: 5 });
+    expect(appeared).toMatchObject({
+      EventType: 'Freeze',
+      EventStatus: 'Scheduled',
+      DocumentIncarnation: 2,
+      DurationInSeconds: 5,
+    });
     expect(appeared!.NotBefore).toMatch(/Z$/);
     expect(started).toMatchObject({ EventStatus: 'Started', NotBefore: null, DocumentIncarnation: 3 });
     expect(removed).toMatchObject({ Outcome: 'completed', DocumentIncarnation: 4 });

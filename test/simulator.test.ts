@@ -13,7 +13,10 @@ afterEach(() => {
   sim.board.clear();
 });
 
-async function call(path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
+async function call(
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+) {
   const res = await request(`${sim.url}${path}`, {
     method: (init.method ?? 'GET') as 'GET',
     headers: { Metadata: 'true', ...init.headers },
@@ -49,7 +52,11 @@ describe('IMDS simulator: the Scheduled Events API as documented', () => {
 
   it('bumps DocumentIncarnation on every change and plays the documented live migration', async () => {
     const inc0 = (await call(SE)).json!.DocumentIncarnation as number;
-    const ev = sim.board.schedule({ EventId: 'C7061BAC-AFDC-4513-B24B-AA5F13A16123', EventType: 'Freeze', DurationInSeconds: 5 }, Date.now() + 900_000, sim.vmName);
+    const ev = sim.board.schedule(
+      { EventId: 'C7061BAC-AFDC-4513-B24B-AA5F13A16123', EventType: 'Freeze', DurationInSeconds: 5 },
+      Date.now() + 900_000,
+      sim.vmName,
+    );
     const scheduled = (await call(SE)).json!;
     expect(scheduled.DocumentIncarnation).toBe(inc0 + 1);
     expect((scheduled.Events as Record<string, unknown>[])[0]).toMatchObject({
@@ -65,16 +72,36 @@ describe('IMDS simulator: the Scheduled Events API as documented', () => {
     sim.board.start(ev.EventId);
     const started = (await call(SE)).json!;
     expect(started.DocumentIncarnation).toBe(inc0 + 2);
-    expect((started.Events as Record<string, unknown>[])[0]).toMatchObject({ EventStatus: 'Started', NotBefore: '' });
+    expect((started.Events as Record<string, unknown>[])[0]).toMatchObject({
+      EventStatus: 'Started',
+      NotBefore: '',
+    });
     sim.board.remove(ev.EventId);
     expect((await call(SE)).json).toEqual({ DocumentIncarnation: inc0 + 3, Events: [] });
   });
 
   it('omits the fields an older api-version does not have', async () => {
     sim.board.schedule({ EventType: 'Reboot', Description: 'x' }, Date.now() + 900_000, sim.vmName);
-    const ev = ((await call('/metadata/scheduledevents?api-version=2019-01-01')).json!.Events as Record<string, unknown>[])[0]!;
-    expect(Object.keys(ev).sort()).toEqual(['EventId', 'EventStatus', 'EventType', 'NotBefore', 'ResourceType', 'Resources']);
-    const ev2 = ((await call('/metadata/scheduledevents?api-version=2019-08-01')).json!.Events as Record<string, unknown>[])[0]!;
+    const ev = (
+      (await call('/metadata/scheduledevents?api-version=2019-01-01')).json!.Events as Record<
+        string,
+        unknown
+      >[]
+    )[0]!;
+    expect(Object.keys(ev).sort()).toEqual([
+      'EventId',
+      'EventStatus',
+      'EventType',
+      'NotBefore',
+      'ResourceType',
+      'Resources',
+    ]);
+    const ev2 = (
+      (await call('/metadata/scheduledevents?api-version=2019-08-01')).json!.Events as Record<
+        string,
+        unknown
+      >[]
+    )[0]!;
     expect(ev2).toHaveProperty('EventSource');
     expect(ev2).not.toHaveProperty('DurationInSeconds');
   });
@@ -96,7 +123,9 @@ describe('IMDS simulator: the Scheduled Events API as documented', () => {
   it('approves events by StartRequests: Scheduled -> Started; 200 for any valid EventId; 400 when malformed', async () => {
     const a = sim.board.schedule({ EventType: 'Freeze' }, Date.now() + 900_000, sim.vmName);
     const b = sim.board.schedule({ EventType: 'Reboot' }, Date.now() + 900_000, sim.vmName);
-    const body = JSON.stringify({ StartRequests: [{ EventId: a.EventId.toLowerCase() }, { EventId: b.EventId }] });
+    const body = JSON.stringify({
+      StartRequests: [{ EventId: a.EventId.toLowerCase() }, { EventId: b.EventId }],
+    });
     expect((await call(SE, { method: 'POST', body })).status).toBe(200);
     expect(sim.board.find(a.EventId)!.EventStatus).toBe('Started');
     expect(sim.board.find(b.EventId)!.EventStatus).toBe('Started');
@@ -127,7 +156,11 @@ describe('IMDS simulator: the Scheduled Events API as documented', () => {
 
   it('serves instance compute', async () => {
     const r = await call('/metadata/instance/compute?api-version=2021-02-01');
-    expect(r.json).toMatchObject({ name: 'sim-vm-0', vmId: expect.any(String), osProfile: { computerName: 'sim-vm-0' } });
+    expect(r.json).toMatchObject({
+      name: 'sim-vm-0',
+      vmId: expect.any(String),
+      osProfile: { computerName: 'sim-vm-0' },
+    });
   });
 
   it('lets events and faults be injected over HTTP while it runs', async () => {
@@ -138,11 +171,17 @@ describe('IMDS simulator: the Scheduled Events API as documented', () => {
     expect(add.statusCode).toBe(200);
     await add.body.dump();
     expect(((await call(SE)).json!.Events as { EventType: string }[])[0]!.EventType).toBe('Redeploy');
-    const fault = await request(`${sim.url}/simulator/faults`, { method: 'POST', body: JSON.stringify({ kind: 'status', status: 503 }) });
+    const fault = await request(`${sim.url}/simulator/faults`, {
+      method: 'POST',
+      body: JSON.stringify({ kind: 'status', status: 503 }),
+    });
     await fault.body.dump();
     expect((await call(SE)).status).toBe(503);
     expect((await call(SE)).status).toBe(200);
-    const bad = await request(`${sim.url}/simulator/events`, { method: 'POST', body: JSON.stringify({ op: 'start', eventId: 'missing' }) });
+    const bad = await request(`${sim.url}/simulator/events`, {
+      method: 'POST',
+      body: JSON.stringify({ op: 'start', eventId: 'missing' }),
+    });
     expect(bad.statusCode).toBe(400);
     await bad.body.dump();
   });
@@ -153,7 +192,11 @@ describe('IMDS simulator: managed-identity token endpoint', () => {
     for (const path of ['/metadata/identity/oauth2/token', '/metadata/identity/oauth2/token/']) {
       const r = await call(`${path}?api-version=2018-02-01&resource=https%3A%2F%2Feventhubs.azure.net`);
       expect(r.status).toBe(200);
-      expect(r.json).toMatchObject({ token_type: 'Bearer', resource: 'https://eventhubs.azure.net', access_token: expect.any(String) });
+      expect(r.json).toMatchObject({
+        token_type: 'Bearer',
+        resource: 'https://eventhubs.azure.net',
+        access_token: expect.any(String),
+      });
       expect(Number(r.json!.expires_on)).toBeGreaterThan(Date.now() / 1000);
     }
     expect((await call('/metadata/identity/oauth2/token?api-version=2018-02-01')).status).toBe(400);

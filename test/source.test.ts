@@ -64,7 +64,10 @@ describe('the poll loop under IMDS faults (real agent, simulator on loopback)', 
   it('logs one line when a failure starts and one when it recovers, not one per poll', async () => {
     const sim = await simulator();
     const logs = captureLogs('info');
-    const { agent } = fastAgent(sim, await tempDir(), { log: logs.log, overrides: { 'imds.maxBackoffMs': 20 } });
+    const { agent } = fastAgent(sim, await tempDir(), {
+      log: logs.log,
+      overrides: { 'imds.maxBackoffMs': 20 },
+    });
     await agent.start();
     cleanups.push(() => agent.stop());
     await sim.waitForServed(1);
@@ -78,7 +81,9 @@ describe('the poll loop under IMDS faults (real agent, simulator on loopback)', 
   it('tolerates a slow first answer (enabling delay), then uses the short timeout', async () => {
     const sim = await simulator();
     sim.injectFault({ kind: 'hang', ms: 200 });
-    const { agent, records } = fastAgent(sim, await tempDir(), { overrides: { 'imds.firstRequestTimeoutMs': 5000 } });
+    const { agent, records } = fastAgent(sim, await tempDir(), {
+      overrides: { 'imds.firstRequestTimeoutMs': 5000 },
+    });
     await agent.start();
     cleanups.push(() => agent.stop());
     await sim.waitForServed(1);
@@ -182,7 +187,13 @@ describe('retry policy (virtual time)', () => {
     const sim = await simulator();
     sim.board.schedule({ EventType: 'Freeze' }, Date.now() + 900_000, sim.vmName);
     const clock = new RecordingClock();
-    const client = new ImdsClient({ baseUrl: sim.url, scheduledEventsApiVersion: '2020-07-01', computeApiVersion: '2021-02-01', minRequestSpacingMs: 0, clock });
+    const client = new ImdsClient({
+      baseUrl: sim.url,
+      scheduledEventsApiVersion: '2020-07-01',
+      computeApiVersion: '2021-02-01',
+      minRequestSpacingMs: 0,
+      clock,
+    });
     const offered: string[][] = [];
     let ready = false;
     const source = new ScheduledEventsSource({

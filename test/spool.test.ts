@@ -12,11 +12,18 @@ const tempDir = useTempDirs();
 async function open(dir: string, over: { maxBytes?: number; segmentBytes?: number } = {}) {
   const logs = captureLogs();
   const stats = new Stats();
-  const spool = await Spool.open(dir, { maxBytes: 1024 * 1024, segmentBytes: 8 * 1024, log: logs.log, stats, ...over });
+  const spool = await Spool.open(dir, {
+    maxBytes: 1024 * 1024,
+    segmentBytes: 8 * 1024,
+    log: logs.log,
+    stats,
+    ...over,
+  });
   return { spool, logs, stats };
 }
 
-const ids = (entries: { record: { EventId: string } }[]) => entries.map((e) => Number(e.record.EventId.slice(-12)));
+const ids = (entries: { record: { EventId: string } }[]) =>
+  entries.map((e) => Number(e.record.EventId.slice(-12)));
 
 describe('Spool', () => {
   it('appends in order across segments and reads back by sequence', async () => {

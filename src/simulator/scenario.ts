@@ -125,8 +125,20 @@ export function stepToOperation(s: ScenarioStep): SimulatorOperation {
 export async function playScenario(
   sim: ImdsSimulator,
   scenario: Scenario,
-  opts: { speed: number; clock: Clock; signal?: AbortSignal; onStep?: (s: ScenarioStep) => void },
+  opts: {
+    speed: number;
+    clock: Clock;
+    signal?: AbortSignal;
+    onStep?: (s: ScenarioStep) => void;
+    /**
+     * Hold each step until the previous document was served twice (so a poller has processed it):
+     * at high speeds two steps could otherwise fall between two polls and a state would go unseen.
+     */
+    waitForObservation?: boolean;
+  },
 ): Promise<void> {
+  // The scenario is the whole script: events start when a step says so, not at NotBefore.
+  sim.board.autoStart = false;
   const t0 = opts.clock.now();
   for (const s of scenario.steps) {
     const due = t0 + (s.at * 1000) / opts.speed;
@@ -134,5 +146,11 @@ export async function playScenario(
     if (opts.signal?.aborted) return;
     sim.apply(stepToOperation(s));
     opts.onStep?.(s);
+    if (opts.waitForObservation) await untilAborted(sim.waitForServed(2), opts.signal);
   }
+}
+
+function untilAborted(p: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return p;
+  return Promise.race([p, new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }))]);
 }

@@ -2,10 +2,10 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ForwarderAgent } from '../../src/agent.ts';
 import { parseConfig } from '../../src/config/load.ts';
+import { silentLogger } from '../../src/log.ts';
 import type { ImdsSimulator } from '../../src/simulator/server.ts';
 import type { ScheduledEventRecord } from '../../src/transform/record.ts';
 import { readJsonLines } from './fs.ts';
-import { silentLogger } from '../../src/log.ts';
 
 export const FAST = {
   pollIntervalMs: 40,

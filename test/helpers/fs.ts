@@ -31,11 +31,15 @@ export async function readJsonLines<T = Record<string, unknown>>(path: string): 
 }
 
 /** Polls `check` until it returns a truthy value; fails with `what` after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T> | T, what: string, timeoutMs = 15_000): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | null | undefined | false> | T | null | undefined | false,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
-    if (v) return v;
+    if (v) return v as T;
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }

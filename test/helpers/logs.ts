@@ -7,7 +7,14 @@ export interface CapturedLogs {
   messages(level?: string): string[];
 }
 
-const LEVELS: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
+const LEVELS: Record<number, string> = {
+  10: 'trace',
+  20: 'debug',
+  30: 'info',
+  40: 'warn',
+  50: 'error',
+  60: 'fatal',
+};
 
 /** A real pino logger whose JSON lines are kept for assertions. */
 export function captureLogs(level = 'debug'): CapturedLogs {
@@ -22,6 +29,7 @@ export function captureLogs(level = 'debug'): CapturedLogs {
   return {
     log,
     lines,
-    messages: (lvl) => lines.filter((l) => !lvl || LEVELS[l.level as number] === lvl).map((l) => String(l.msg)),
+    messages: (lvl) =>
+      lines.filter((l) => !lvl || LEVELS[l.level as number] === lvl).map((l) => String(l.msg)),
   };
 }

@@ -1,5 +1,5 @@
-import { buildRecord, type ScheduledEventRecord } from '../../src/transform/record.ts';
 import { UNKNOWN_VM_IDENTITY } from '../../src/sources/imds/vm-identity.ts';
+import { buildRecord, type ScheduledEventRecord } from '../../src/transform/record.ts';
 
 /** A valid record with a distinct EventId, for spool and sink tests. */
 export function sampleRecord(i: number): ScheduledEventRecord {
