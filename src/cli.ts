@@ -3,15 +3,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import pc from 'picocolors';
-import { ForwarderAgent } from './agent.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, loadConfig } from './config/load.ts';
 import { createLogger } from './log.ts';
-import { listScenarios, loadScenario, playScenario } from './simulator/scenario.ts';
-import { ImdsSimulator } from './simulator/server.ts';
-import { ImdsClient } from './sources/imds/client.ts';
 import { AGENT_VERSION } from './version.ts';
+
+// Commands load what they use: the agent on every VM never loads the simulator (and node:http
+// with it) or the demo's colours.
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 bad configuration or arguments. */
 const EXIT_USAGE = 2;
@@ -52,6 +50,7 @@ function onShutdownSignal(handler: (signal: string) => Promise<void>): void {
 
 async function runCommand(opts: { config?: string }): Promise<void> {
   const config = await loadConfig(opts.config ? { configPath: opts.config } : {});
+  const { ForwarderAgent } = await import('./agent.ts');
   const log = createLogger(config.log.level);
   const agent = new ForwarderAgent({ config, log });
   onShutdownSignal(async (signal) => {
@@ -63,6 +62,7 @@ async function runCommand(opts: { config?: string }): Promise<void> {
 
 async function onceCommand(opts: { config?: string; timeoutMs?: number }): Promise<void> {
   const config = await loadConfig(opts.config ? { configPath: opts.config } : {});
+  const { ImdsClient } = await import('./sources/imds/client.ts');
   const client = new ImdsClient({
     baseUrl: config.imds.baseUrl,
     scheduledEventsApiVersion: config.imds.apiVersion,
@@ -90,6 +90,8 @@ async function simulateCommand(opts: {
   speed: number;
   maxRps: number;
 }): Promise<void> {
+  const { loadScenario, playScenario } = await import('./simulator/scenario.ts');
+  const { ImdsSimulator } = await import('./simulator/server.ts');
   const scenario = opts.scenario ? await loadScenario(opts.scenario) : null;
   const sim = new ImdsSimulator({
     host: opts.host,
@@ -127,6 +129,10 @@ async function demoCommand(opts: {
   speed: number;
   format: 'auto' | 'json' | 'pretty';
 }): Promise<void> {
+  const { loadScenario, playScenario } = await import('./simulator/scenario.ts');
+  const { ImdsSimulator } = await import('./simulator/server.ts');
+  const { ForwarderAgent } = await import('./agent.ts');
+  const { default: pc } = await import('picocolors');
   const scenario = await loadScenario(opts.scenario);
   const sim = new ImdsSimulator({ speed: opts.speed, compute: scenario.compute });
   const url = await sim.start();
@@ -230,6 +236,7 @@ export function buildProgram(): Command {
     .command('scenarios')
     .description('list the built-in simulator scenarios')
     .action(async () => {
+      const { listScenarios, loadScenario } = await import('./simulator/scenario.ts');
       for (const name of await listScenarios()) {
         const s = await loadScenario(name);
         console.log(`${name.padEnd(28)} ${s.description}`);

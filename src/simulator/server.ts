@@ -84,6 +84,8 @@ export class ImdsSimulator {
   /** Successful GETs of the scheduled events document. */
   servedDocuments = 0;
   requests = 0;
+  /** Requests per User-Agent, so a benchmark can tell its clients apart. */
+  readonly requestsByUserAgent = new Map<string, number>();
   readonly approvals: string[] = [];
   private readonly sockets = new Set<import('node:net').Socket>();
 
@@ -204,6 +206,8 @@ export class ImdsSimulator {
     if (path.startsWith('/simulator')) return this.control(req.method ?? 'GET', path, body, res);
 
     this.requests++;
+    const ua = String(req.headers['user-agent'] ?? '');
+    this.requestsByUserAgent.set(ua, (this.requestsByUserAgent.get(ua) ?? 0) + 1);
     // IMDS refuses anything that looks proxied, and anything without the Metadata header.
     if (req.headers['x-forwarded-for'] !== undefined) {
       return json(res, 400, { error: 'Bad request. Request contains X-Forwarded-For header' });
