@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import * as v from 'valibot';
 import { type Clock, systemClock } from './clock.ts';
 import type { Config } from './config/schema.ts';
 import type { Logger } from './log.ts';
@@ -52,6 +53,7 @@ export class ForwarderAgent {
       scheduledEventsApiVersion: imds.apiVersion,
       computeApiVersion: imds.computeApiVersion,
       minRequestSpacingMs: imds.minRequestSpacingMs,
+      connectTimeoutMs: imds.requestTimeoutMs,
       clock: this.clock,
     });
     this.identity = new IdentityProvider({
@@ -94,7 +96,7 @@ export class ForwarderAgent {
     for (const sc of config.sinks) {
       const def = sinkDefinition(sc.type);
       if (!def) throw new Error(`sinks: unknown sink type ${JSON.stringify(sc.type)}`);
-      const sink = await def.create(def.settings.parse(sc.settings), {
+      const sink = await def.create(v.parse(v.object(def.settings), sc.settings), {
         name: sc.name,
         log: log.child({ sink: sc.name }),
         clock: this.clock,
@@ -186,14 +188,18 @@ export class ForwarderAgent {
     const { config, log } = this.o;
     const deadline = this.clock.now() + config.shutdownTimeoutMs;
     if (this.statsTimer) clearInterval(this.statsTimer);
-    await this.source.stopPolling();
-    await this.identity.stopRefreshing();
+    // Stop both loops, then end the client so a request still waiting (up to 2 minutes for a
+    // first answer) does not hold the shutdown.
+    const polling = this.source.stopPolling();
+    const refreshing = this.identity.stopRefreshing();
+    await this.client.close();
+    await polling;
+    await refreshing;
     const caughtUp = (await this.dispatcher?.drain(deadline)) ?? true;
     for (const sink of this.sinks) {
       await sink.close().catch((err) => log.warn({ err }, 'sink close failed'));
     }
     await this.spool?.close();
-    await this.client.close();
     log.info({ stats: this.stats.snapshot(), caughtUp }, 'scheduled-events-forwarder stopped');
     return caughtUp;
   }

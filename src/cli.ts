@@ -168,7 +168,12 @@ async function demoCommand(opts: {
     stop.abort();
   });
   await agent.start();
-  await playScenario(sim, scenario, { speed: opts.speed, clock: systemClock, signal: stop.signal, waitForObservation: true });
+  await playScenario(sim, scenario, {
+    speed: opts.speed,
+    clock: systemClock,
+    signal: stop.signal,
+    waitForObservation: true,
+  });
   await agent.stop();
   await sim.stop();
   await rm(stateDir, { recursive: true, force: true });
@@ -275,10 +280,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-const invokedDirectly = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
-if (invokedDirectly) {
-  main(process.argv).then((code) => {
+/** Entry point for the bin and for `node src/cli.ts`: sets the exit code. */
+export function runCli(argv: readonly string[]): void {
+  main(argv).then((code) => {
     if (code !== 0) process.exit(code);
-    process.exitCode = code;
   });
 }
+
+const invokedDirectly = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+if (invokedDirectly) runCli(process.argv);

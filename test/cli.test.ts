@@ -56,6 +56,22 @@ describe('CLI', () => {
     }
   });
 
+  it('the installed command (compiled, with the daemon V8 flags in its shebang) runs', async () => {
+    const out = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const child = spawn('bin/scheduled-events-forwarder.js', ['once', '--timeout-ms', '2000'], {
+        env: { ...process.env, SEF_IMDS_BASE_URL: sim.url },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let stdout = '';
+      child.stdout.on('data', (d) => {
+        stdout += d;
+      });
+      child.on('close', (code) => resolve({ code, stdout }));
+    });
+    expect(out.code).toBe(0);
+    expect(JSON.parse(out.stdout)).toHaveProperty('DocumentIncarnation');
+  });
+
   it('exits 2 naming the bad setting, the expected and the actual value', async () => {
     const dir = await tempDir();
     const cfg = join(dir, 'agent.json');

@@ -51,15 +51,20 @@ describe('configuration', () => {
   });
 
   it('rejects unknown keys, unknown sink types, duplicate sink names and missing file paths', () => {
-    expect(problems(() => parseConfig({ pollIntervalMS: 5 }, {}, {}))[0]).toMatch(/pollIntervalMS/);
+    expect(problems(() => parseConfig({ pollIntervalMS: 5 }, {}, {}))[0]).toMatch(
+      /^pollIntervalMS: unknown setting \(known: pollIntervalMs, /,
+    );
+    expect(problems(() => parseConfig({ pollIntervalMs: 5 }, {}, {}))[0]).toBe(
+      'pollIntervalMs: expected >=10; got 5 (default)',
+    );
     expect(problems(() => parseConfig({ sinks: [{ type: 'kafka' }] }, {}, {}))[0]).toMatch(
-      /^sinks\.0\.type: expected a sink type of "stdout", "file"/,
+      /^sinks\.0\.type: expected \("stdout" \| "file"\); got "kafka"/,
     );
     expect(
       problems(() => parseConfig({ sinks: [{ type: 'stdout' }, { type: 'stdout' }] }, {}, {}))[0],
     ).toMatch(/^sinks\.1\.name: expected a unique sink name/);
     expect(problems(() => parseConfig({ sinks: [{ type: 'file' }] }, {}, {}))[0]).toMatch(
-      /^sinks\.0\.path: /,
+      /^sinks\.0\.path: required; got nothing/,
     );
     expect(problems(() => parseConfig({ sinks: [] }, {}, {}))[0]).toMatch(
       /^sinks: at least one sink is required/,

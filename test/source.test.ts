@@ -94,6 +94,22 @@ describe('the poll loop under IMDS faults (real agent, simulator on loopback)', 
     expect(await records()).toEqual([]);
   });
 
+  it('shutdown does not wait for a first request that IMDS holds open (enabling delay)', async () => {
+    const sim = await simulator();
+    sim.injectFault({ kind: 'hang', ms: 20_000 });
+    const { agent } = fastAgent(sim, await tempDir(), {
+      overrides: { 'imds.firstRequestTimeoutMs': 120_000 },
+    });
+    await agent.start();
+    await eventually(() => sim.requests > 0, 'the first request');
+    let hangEnded = false;
+    setTimeout(() => {
+      hangEnded = true;
+    }, 19_000).unref();
+    await agent.stop();
+    expect(hangEnded).toBe(false);
+  });
+
   it('keeps polling when IMDS refuses connections, and picks up when it comes back', async () => {
     const sim = await simulator();
     const { agent, records } = fastAgent(sim, await tempDir());

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
-import { type Config, configSchema, finalizeConfig } from './schema.ts';
+import * as v from 'valibot';
+import { type Config, configSchema, crossChecks, finalizeConfig } from './schema.ts';
 
 export const ENV_PREFIX = 'SEF_';
 
@@ -16,12 +16,7 @@ export class ConfigError extends Error {
 }
 
 type Leaf = { path: string[]; kind: 'number' | 'string' | 'json' };
-
-function unwrap(s: z.ZodType): z.ZodType {
-  let t = s as z.ZodType & { unwrap?: () => z.ZodType; def: { innerType?: z.ZodType; type: string } };
-  while (t.def.innerType) t = t.def.innerType as typeof t;
-  return t;
-}
+type AnySchema = { type: string; wrapped?: AnySchema; entries?: Record<string, AnySchema> };
 
 /** Every scalar setting can be overridden by an environment variable: imds.baseUrl -> SEF_IMDS_BASE_URL. */
 export function envOverridableSettings(): readonly {
@@ -30,17 +25,18 @@ export function envOverridableSettings(): readonly {
   kind: Leaf['kind'];
 }[] {
   const out: Leaf[] = [];
-  const walk = (shape: Record<string, z.ZodType>, prefix: string[]) => {
-    for (const [key, value] of Object.entries(shape)) {
-      const inner = unwrap(value);
+  const walk = (entries: Record<string, AnySchema>, prefix: string[]) => {
+    for (const [key, value] of Object.entries(entries)) {
+      let inner = value;
+      while (inner.wrapped) inner = inner.wrapped;
       const path = [...prefix, key];
-      if (inner instanceof z.ZodObject) walk(inner.shape as Record<string, z.ZodType>, path);
-      else if (inner instanceof z.ZodNumber) out.push({ path, kind: 'number' });
-      else if (inner instanceof z.ZodArray) out.push({ path, kind: 'json' });
+      if (inner.entries) walk(inner.entries, path);
+      else if (inner.type === 'number') out.push({ path, kind: 'number' });
+      else if (inner.type === 'array') out.push({ path, kind: 'json' });
       else out.push({ path, kind: 'string' });
     }
   };
-  walk(configSchema.shape as Record<string, z.ZodType>, []);
+  walk(configSchema.entries as unknown as Record<string, AnySchema>, []);
   return out.map((l) => ({ ...l, env: envName(l.path) }));
 }
 
@@ -64,6 +60,13 @@ function getPath(source: unknown, path: readonly PropertyKey[]): unknown {
     node = (node as Record<PropertyKey, unknown>)[key];
   }
   return node;
+}
+
+/** Valibot's built-in messages repeat the received value; ours add it once, with where it came from. */
+function expectation(issue: v.BaseIssue<unknown>): string {
+  if (!issue.message.startsWith('Invalid ')) return issue.message;
+  if (issue.received === 'undefined') return 'required';
+  return `expected ${issue.expected}`;
 }
 
 function describeValue(v: unknown): string {
@@ -136,18 +139,26 @@ export function parseConfig(
   }
   if (problems.length) throw new ConfigError(problems);
 
-  const parsed = configSchema.safeParse(input);
+  const describe = (path: readonly PropertyKey[], message: string) => {
+    const where = path.length ? path.join('.') : '(top level)';
+    const actual = getPath(input, path);
+    const from =
+      [...origin.entries()].find(([p]) => where === p || where.startsWith(`${p}.`))?.[1] ??
+      (configPath ? `in ${configPath}` : 'default');
+    return `${where}: ${message}; got ${describeValue(actual)} (${from})`;
+  };
+  const parsed = v.safeParse(configSchema, input);
   if (!parsed.success) {
     throw new ConfigError(
-      parsed.error.issues.map((issue) => {
-        const where = issue.path.length ? issue.path.join('.') : '(top level)';
-        const actual = getPath(input, issue.path);
-        const from =
-          [...origin.entries()].find(([p]) => where === p || where.startsWith(`${p}.`))?.[1] ??
-          (configPath ? `in ${configPath}` : 'default');
-        return `${where}: ${issue.message}; got ${describeValue(actual)} (${from})`;
-      }),
+      parsed.issues.map((issue) =>
+        describe(
+          (issue.path ?? []).map((p) => p.key as PropertyKey),
+          expectation(issue),
+        ),
+      ),
     );
   }
-  return finalizeConfig(parsed.data);
+  const cross = crossChecks(parsed.output);
+  if (cross.length) throw new ConfigError(cross.map((p) => describe(p.path, p.message)));
+  return finalizeConfig(parsed.output);
 }

@@ -1,90 +1,66 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { z } from 'zod';
+import * as v from 'valibot';
 import type { Clock } from '../clock.ts';
 import type { ImdsSimulator, SimulatorOperation } from './server.ts';
 
-const eventSpec = z
-  .object({
-    EventId: z.string().optional(),
-    EventType: z.enum(['Freeze', 'Reboot', 'Redeploy', 'Preempt', 'Terminate']).optional(),
-    Resources: z.array(z.string()).optional(),
-    Description: z.string().optional(),
-    EventSource: z.enum(['Platform', 'User']).optional(),
-    DurationInSeconds: z.number().int().optional(),
-    ResourceType: z.string().optional(),
-  })
-  .strict();
+const eventSpec = v.strictObject({
+  EventId: v.optional(v.string()),
+  EventType: v.optional(v.picklist(['Freeze', 'Reboot', 'Redeploy', 'Preempt', 'Terminate'])),
+  Resources: v.optional(v.array(v.string())),
+  Description: v.optional(v.string()),
+  EventSource: v.optional(v.picklist(['Platform', 'User'])),
+  DurationInSeconds: v.optional(v.pipe(v.number(), v.integer())),
+  ResourceType: v.optional(v.string()),
+});
 
-const step = z.discriminatedUnion('op', [
-  z.object({
-    at: z.number().min(0),
-    note: z.string().optional(),
-    op: z.literal('schedule'),
+const at = v.pipe(v.number(), v.minValue(0));
+const note = v.optional(v.string());
+const step = v.variant('op', [
+  v.strictObject({
+    at,
+    note,
+    op: v.literal('schedule'),
     event: eventSpec,
-    notBeforeInSeconds: z.number().min(0),
+    notBeforeInSeconds: v.pipe(v.number(), v.minValue(0)),
   }),
-  z.object({
-    at: z.number().min(0),
-    note: z.string().optional(),
-    op: z.literal('appear-started'),
-    event: eventSpec,
+  v.strictObject({ at, note, op: v.literal('appear-started'), event: eventSpec }),
+  v.strictObject({ at, note, op: v.literal('start'), eventId: v.string() }),
+  v.strictObject({
+    at,
+    note,
+    op: v.literal('update'),
+    eventId: v.string(),
+    notBeforeInSeconds: v.optional(v.pipe(v.number(), v.minValue(0))),
+    Resources: v.optional(v.array(v.string())),
+    Description: v.optional(v.string()),
+    DurationInSeconds: v.optional(v.pipe(v.number(), v.integer())),
   }),
-  z.object({
-    at: z.number().min(0),
-    note: z.string().optional(),
-    op: z.literal('start'),
-    eventId: z.string(),
-  }),
-  z.object({
-    at: z.number().min(0),
-    note: z.string().optional(),
-    op: z.literal('update'),
-    eventId: z.string(),
-    notBeforeInSeconds: z.number().min(0).optional(),
-    Resources: z.array(z.string()).optional(),
-    Description: z.string().optional(),
-    DurationInSeconds: z.number().int().optional(),
-  }),
-  z.object({
-    at: z.number().min(0),
-    note: z.string().optional(),
-    op: z.literal('remove'),
-    eventId: z.string(),
-  }),
-  z.object({ at: z.number().min(0), note: z.string().optional(), op: z.literal('clear') }),
-  z.object({
-    at: z.number().min(0),
-    note: z.string().optional(),
-    op: z.literal('reset-incarnation'),
-    clearEvents: z.boolean().optional(),
-  }),
+  v.strictObject({ at, note, op: v.literal('remove'), eventId: v.string() }),
+  v.strictObject({ at, note, op: v.literal('clear') }),
+  v.strictObject({ at, note, op: v.literal('reset-incarnation'), clearEvents: v.optional(v.boolean()) }),
 ]);
 
-const expectation = z
-  .object({
-    change: z.enum(['appeared', 'started', 'updated', 'removed']),
-    eventId: z.string(),
-    outcome: z.enum(['', 'completed', 'cancelled', 'unknown']).default(''),
-    affectsThisVm: z.boolean(),
-  })
-  .strict();
+const expectation = v.strictObject({
+  change: v.picklist(['appeared', 'started', 'updated', 'removed']),
+  eventId: v.string(),
+  outcome: v.optional(v.picklist(['', 'completed', 'cancelled', 'unknown']), ''),
+  affectsThisVm: v.boolean(),
+});
 
-export const scenarioSchema = z
-  .object({
-    name: z.string(),
-    description: z.string(),
-    /** Overrides of the simulated VM's compute document (e.g. priority Spot). */
-    compute: z.record(z.string(), z.unknown()).default({}),
-    /** `at` is in simulated seconds from the start. */
-    steps: z.array(step).min(1),
-    /** The change records an agent watching without a gap must produce, in order per EventId. */
-    expect: z.array(expectation),
-  })
-  .strict();
+export const scenarioSchema = v.strictObject({
+  name: v.string(),
+  description: v.string(),
+  /** Overrides of the simulated VM's compute document (e.g. priority Spot). */
+  compute: v.optional(v.record(v.string(), v.unknown()), {}),
+  /** `at` is in simulated seconds from the start. */
+  steps: v.pipe(v.array(step), v.minLength(1)),
+  /** The change records an agent watching without a gap must produce, in order. */
+  expect: v.array(expectation),
+});
 
-export type Scenario = z.infer<typeof scenarioSchema>;
+export type Scenario = v.InferOutput<typeof scenarioSchema>;
 export type ScenarioStep = Scenario['steps'][number];
 
 export const SCENARIO_DIR = fileURLToPath(new URL('./scenarios/', import.meta.url));
@@ -108,12 +84,14 @@ export async function loadScenario(nameOrPath: string): Promise<Scenario> {
       `scenario: expected a built-in name (${(await listScenarios()).join(', ')}) or a readable JSON file, got ${JSON.stringify(nameOrPath)}`,
     );
   }
-  const parsed = scenarioSchema.safeParse(JSON.parse(text));
+  const parsed = v.safeParse(scenarioSchema, JSON.parse(text));
   if (!parsed.success) {
-    const i = parsed.error.issues[0]!;
-    throw new Error(`scenario ${nameOrPath}: ${i.path.join('.')}: ${i.message}`);
+    const i = parsed.issues[0];
+    throw new Error(
+      `scenario ${nameOrPath}: ${(i.path ?? []).map((p) => String(p.key)).join('.')}: ${i.message}`,
+    );
   }
-  return parsed.data;
+  return parsed.output;
 }
 
 export function stepToOperation(s: ScenarioStep): SimulatorOperation {
@@ -152,5 +130,8 @@ export async function playScenario(
 
 function untilAborted(p: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
   if (!signal) return p;
-  return Promise.race([p, new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }))]);
+  return Promise.race([
+    p,
+    new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true })),
+  ]);
 }

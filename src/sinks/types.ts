@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as v from 'valibot';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
 import type { ScheduledEventRecord } from '../transform/record.ts';
@@ -29,10 +29,12 @@ export interface SinkContext {
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
 }
 
+export type SettingsEntries = Record<string, v.BaseSchema<unknown, unknown, v.BaseIssue<unknown>>>;
+
 /** One per sink folder; the registry lists them. `create` may import heavy SDKs lazily. */
-export interface SinkDefinition<S extends z.ZodObject = z.ZodObject> {
+export interface SinkDefinition<E extends SettingsEntries = SettingsEntries> {
   readonly type: string;
-  /** Sink-specific settings; the common ones (name, batching, retry) are added by the config schema. */
-  readonly settings: S;
-  create(settings: z.infer<S>, ctx: SinkContext): Promise<Sink>;
+  /** Sink-specific settings (with `type`); the common ones (name, batching, retry) are added by the config schema. */
+  readonly settings: E;
+  create(settings: v.InferOutput<v.ObjectSchema<E, undefined>>, ctx: SinkContext): Promise<Sink>;
 }

@@ -83,7 +83,7 @@ export class ScheduledEventsSource {
     while (!this.stop.signal.aborted) {
       const startedAt = clock.now();
       const timeoutMs = this.answeredOnce ? this.o.requestTimeoutMs : this.o.firstRequestTimeoutMs;
-      const res = await this.o.client.getScheduledEvents(timeoutMs, this.stop.signal);
+      const res = await this.o.client.getScheduledEvents(timeoutMs);
       if (this.stop.signal.aborted) break;
       const now = clock.now();
       let delayMs = pollIntervalMs - (now - startedAt);

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as v from 'valibot';
 import { writeFileAtomic } from '../fs-durable.ts';
 import type { Logger } from '../log.ts';
 import { EMPTY_WATCH_STATE, type WatchState } from './diff.ts';
@@ -8,22 +8,22 @@ import { EMPTY_WATCH_STATE, type WatchState } from './diff.ts';
 const FILE = 'watch-state.json';
 const FORMAT = 1;
 
-const eventSchema = z.object({
-  EventId: z.string(),
-  EventType: z.string(),
-  EventStatus: z.string(),
-  EventSource: z.string(),
-  ResourceType: z.string(),
-  Resources: z.array(z.string()),
-  Description: z.string(),
-  NotBefore: z.string().nullable(),
-  DurationInSeconds: z.number(),
+const eventSchema = v.object({
+  EventId: v.string(),
+  EventType: v.string(),
+  EventStatus: v.string(),
+  EventSource: v.string(),
+  ResourceType: v.string(),
+  Resources: v.array(v.string()),
+  Description: v.string(),
+  NotBefore: v.nullable(v.string()),
+  DurationInSeconds: v.number(),
 });
 
-const fileSchema = z.object({
-  format: z.literal(FORMAT),
-  documentIncarnation: z.number().nullable(),
-  events: z.record(z.string(), z.object({ event: eventSchema, firstSeen: z.string(), started: z.boolean() })),
+const fileSchema = v.object({
+  format: v.literal(FORMAT),
+  documentIncarnation: v.nullable(v.number()),
+  events: v.record(v.string(), v.object({ event: eventSchema, firstSeen: v.string(), started: v.boolean() })),
 });
 
 /** The last processed document and each event's FirstSeen, persisted atomically in the state directory. */
@@ -51,7 +51,7 @@ export class WatchStateStore {
       return { state: EMPTY_WATCH_STATE, restored: false };
     }
     try {
-      const parsed = fileSchema.parse(JSON.parse(text));
+      const parsed = v.parse(fileSchema, JSON.parse(text));
       return {
         state: { documentIncarnation: parsed.documentIncarnation, events: parsed.events },
         restored: true,

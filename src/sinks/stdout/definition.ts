@@ -1,13 +1,13 @@
-import { z } from 'zod';
+import * as v from 'valibot';
 import type { SinkDefinition } from '../types.ts';
 
-const settings = z.object({
-  type: z.literal('stdout'),
-  /** json: one JSON object per line, for jq; pretty: a coloured timeline for people. */
-  format: z.enum(['json', 'pretty', 'auto']).default('json'),
-});
+const settings = {
+  type: v.literal('stdout'),
+  /** json: one JSON object per line, for jq; pretty: a coloured timeline for people; auto: pretty on a terminal. */
+  format: v.optional(v.picklist(['json', 'pretty', 'auto']), 'json'),
+};
 
-export const stdoutSinkDefinition = {
+export const stdoutSinkDefinition: SinkDefinition<typeof settings> = {
   type: 'stdout',
   settings,
   async create(s, ctx) {
@@ -15,4 +15,4 @@ export const stdoutSinkDefinition = {
     const pretty = s.format === 'pretty' || (s.format === 'auto' && ctx.stdout.isTTY === true);
     return new StdoutSink(ctx.stdout, pretty);
   },
-} satisfies SinkDefinition<typeof settings>;
+};

@@ -1,11 +1,20 @@
 import { createRequire } from 'node:module';
-import type { Agent as UndiciAgent, Dispatcher } from 'undici';
+import type { Dispatcher, Agent as UndiciAgent } from 'undici';
 import type { Clock } from '../../clock.ts';
 import { parseRetryAfterMs } from '../../retry/backoff.ts';
 import { AGENT_VERSION } from '../../version.ts';
 import { parseScheduledEventsDocument, type ScheduledEventsDocument } from './document.ts';
 
 const USER_AGENT = `scheduled-events-forwarder/${AGENT_VERSION}`;
+class TimeoutError extends Error {
+  override name = 'TimeoutError';
+  constructor(ms: number) {
+    super(`no answer within ${ms} ms`);
+  }
+}
+
+const GET_HEADERS = Object.freeze({ Metadata: 'true', 'user-agent': USER_AGENT });
+const POST_HEADERS = Object.freeze({ ...GET_HEADERS, 'content-type': 'application/json' });
 
 // Only undici's connection pool and its request API. The package entry point also loads fetch,
 // WebSocket, caches and mocks: about 13 MB more RSS on every VM for code the agent never runs
@@ -16,10 +25,6 @@ const undiciRequest = requireCjs('undici/lib/api/api-request') as (
   this: Dispatcher,
   opts: Dispatcher.RequestOptions,
 ) => Promise<Dispatcher.ResponseData>;
-
-class ImdsTimeout extends Error {
-  override name = 'TimeoutError';
-}
 
 /** Why an IMDS request did not yield a usable answer. One kind per distinct operator action. */
 export type ImdsFailureKind = 'http-status' | 'connection' | 'timeout' | 'invalid-json' | 'invalid-document';
@@ -42,6 +47,8 @@ export interface ImdsClientOptions {
   readonly computeApiVersion: string;
   /** Spacing between any two requests, so the agent stays far below IMDS's 5 requests/s per VM. */
   readonly minRequestSpacingMs: number;
+  /** A link-local address connects at once or never; the enabling delay is in the answer, not here. */
+  readonly connectTimeoutMs?: number;
   readonly clock: Clock;
 }
 
@@ -53,9 +60,18 @@ export class ImdsClient {
   private readonly agent: UndiciAgent;
   private readonly opts: ImdsClientOptions;
   private nextSlotAt = 0;
+  private readonly origin: string;
+  private readonly scheduledEventsPath: string;
+  private readonly computePath: string;
 
   constructor(opts: ImdsClientOptions) {
     this.opts = opts;
+    // Built once: the poll path is the same every second.
+    const base = new URL(opts.baseUrl);
+    const prefix = base.pathname.replace(/\/+$/, '');
+    this.origin = base.origin;
+    this.scheduledEventsPath = `${prefix}/metadata/scheduledevents?api-version=${encodeURIComponent(opts.scheduledEventsApiVersion)}`;
+    this.computePath = `${prefix}/metadata/instance/compute?api-version=${encodeURIComponent(opts.computeApiVersion)}`;
     this.agent = new Agent({
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 60_000,
@@ -68,17 +84,8 @@ export class ImdsClient {
     return this.opts.baseUrl;
   }
 
-  async getScheduledEvents(
-    timeoutMs: number,
-    signal?: AbortSignal,
-  ): Promise<ImdsResult<ScheduledEventsDocument>> {
-    const res = await this.call(
-      'GET',
-      '/metadata/scheduledevents',
-      this.opts.scheduledEventsApiVersion,
-      timeoutMs,
-      signal,
-    );
+  async getScheduledEvents(timeoutMs: number): Promise<ImdsResult<ScheduledEventsDocument>> {
+    const res = await this.call('GET', this.scheduledEventsPath, timeoutMs);
     if (!res.ok) return res;
     const parsed = parseScheduledEventsDocument(res.value);
     if (!parsed.ok) {
@@ -90,25 +97,19 @@ export class ImdsClient {
     return { ok: true, value: parsed.document };
   }
 
-  async getInstanceCompute(timeoutMs: number, signal?: AbortSignal): Promise<ImdsResult<unknown>> {
-    return this.call('GET', '/metadata/instance/compute', this.opts.computeApiVersion, timeoutMs, signal);
+  async getInstanceCompute(timeoutMs: number): Promise<ImdsResult<unknown>> {
+    return this.call('GET', this.computePath, timeoutMs);
   }
 
   /** Approves (starts) events. Approval affects every VM in the events' Resources. */
   async startEvents(eventIds: readonly string[], timeoutMs: number): Promise<ImdsResult<unknown>> {
     const body = JSON.stringify({ StartRequests: eventIds.map((EventId) => ({ EventId })) });
-    return this.call(
-      'POST',
-      '/metadata/scheduledevents',
-      this.opts.scheduledEventsApiVersion,
-      timeoutMs,
-      undefined,
-      body,
-    );
+    return this.call('POST', this.scheduledEventsPath, timeoutMs, body);
   }
 
+  /** Ends the client; a request still waiting (the 2-minute first answer, say) fails at once. */
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.agent.destroy();
   }
 
   private async waitForSlot(): Promise<void> {
@@ -120,36 +121,27 @@ export class ImdsClient {
 
   private async call(
     method: 'GET' | 'POST',
-    path: string,
-    apiVersion: string,
+    pathAndQuery: string,
     timeoutMs: number,
-    stopSignal?: AbortSignal,
     body?: string,
   ): Promise<ImdsResult<unknown>> {
     await this.waitForSlot();
-    const url = new URL(path, this.opts.baseUrl);
-    url.searchParams.set('api-version', apiVersion);
-    const headers: Record<string, string> = { Metadata: 'true', 'user-agent': USER_AGENT };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    // One plain timer per request, cleared when the answer is in: AbortSignal.timeout would stay
-    // armed after every successful poll and fire later for nothing.
+    const headers: Record<string, string> = body === undefined ? GET_HEADERS : POST_HEADERS;
+    // A native timer: undici's own header timer ticks in half seconds above 1 s and would let a
+    // hung request run past the poll interval. close() ends a waiting request on shutdown.
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(new ImdsTimeout(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    const onStop = () => abort.abort(new ImdsTimeout('stopped'));
-    stopSignal?.addEventListener('abort', onStop, { once: true });
+    const timer = setTimeout(() => abort.abort(new TimeoutError(timeoutMs)), timeoutMs);
     let status: number;
     let text: string;
     let retryAfter: string | string[] | undefined;
     try {
       const res = await undiciRequest.call(this.agent, {
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
+        origin: this.origin,
+        path: pathAndQuery,
         method,
         headers,
         body,
         signal: abort.signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
       });
       status = res.statusCode;
       retryAfter = res.headers['retry-after'];
@@ -158,8 +150,8 @@ export class ImdsClient {
       return { ok: false, failure: networkFailure(err, timeoutMs) };
     } finally {
       clearTimeout(timer);
-      stopSignal?.removeEventListener('abort', onStop);
     }
+    const path = pathAndQuery.split('?')[0];
     if (status < 200 || status >= 300) {
       const retryAfterMs = parseRetryAfterMs(retryAfter, this.opts.clock.now());
       return {

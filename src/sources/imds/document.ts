@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as v from 'valibot';
 
 /**
  * The Scheduled Events document, normalized. Field names are Azure's. Older api-versions omit
@@ -26,39 +26,37 @@ export interface ScheduledEventsDocument {
 /** RFC 1123 as Azure writes it: "Mon, 19 Sep 2016 18:29:47 GMT". */
 const RFC1123 = /^[A-Z][a-z]{2}, \d{1,2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} (GMT|UTC|\+0000|Z)$/;
 
-const notBefore = z
-  .union([z.string(), z.null()])
-  .optional()
-  .transform((v, ctx) => {
-    if (v === undefined || v === null || v.trim() === '') return null;
-    const trimmed = v.trim();
+/** "" (started) or absent -> null; otherwise an RFC 1123 date -> ISO 8601 UTC. */
+const notBefore = v.pipe(
+  v.optional(v.nullable(v.string())),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const raw = dataset.value;
+    if (raw === undefined || raw === null || raw.trim() === '') return null;
+    const trimmed = raw.trim();
     const ms = Date.parse(trimmed);
-    if (!RFC1123.test(trimmed) && !/^\d{4}-\d{2}-\d{2}T/.test(trimmed)) {
-      ctx.addIssue({ code: 'custom', message: `NotBefore is not an RFC 1123 date: ${JSON.stringify(v)}` });
-      return z.NEVER;
-    }
-    if (Number.isNaN(ms)) {
-      ctx.addIssue({ code: 'custom', message: `NotBefore is not a valid date: ${JSON.stringify(v)}` });
-      return z.NEVER;
+    if ((!RFC1123.test(trimmed) && !/^\d{4}-\d{2}-\d{2}T/.test(trimmed)) || Number.isNaN(ms)) {
+      addIssue({ message: `NotBefore is not an RFC 1123 date: ${JSON.stringify(raw)}` });
+      return NEVER;
     }
     return new Date(ms).toISOString();
-  });
+  }),
+);
 
-const eventSchema = z.object({
-  EventId: z.string().trim().min(1, 'EventId is empty'),
-  EventType: z.string(),
-  EventStatus: z.string().min(1, 'EventStatus is empty'),
-  EventSource: z.string().optional().default(''),
-  ResourceType: z.string().optional().default(''),
-  Resources: z.array(z.string()).optional().default([]),
-  Description: z.string().optional().default(''),
+const eventSchema = v.object({
+  EventId: v.pipe(v.string(), v.trim(), v.minLength(1, 'EventId is empty')),
+  EventType: v.string(),
+  EventStatus: v.pipe(v.string(), v.minLength(1, 'EventStatus is empty')),
+  EventSource: v.optional(v.string(), ''),
+  ResourceType: v.optional(v.string(), ''),
+  Resources: v.optional(v.array(v.string()), []),
+  Description: v.optional(v.string(), ''),
   NotBefore: notBefore,
-  DurationInSeconds: z.number().int().optional().default(-1),
+  DurationInSeconds: v.optional(v.pipe(v.number(), v.integer()), -1),
 });
 
-const documentSchema = z.object({
-  DocumentIncarnation: z.number().int().nonnegative(),
-  Events: z.array(eventSchema),
+const documentSchema = v.object({
+  DocumentIncarnation: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  Events: v.array(eventSchema),
 });
 
 export type ParseResult =
@@ -67,18 +65,18 @@ export type ParseResult =
 
 /** Validates a decoded JSON body; never throws. Unknown extra fields are ignored (newer api-versions). */
 export function parseScheduledEventsDocument(body: unknown): ParseResult {
-  const parsed = documentSchema.safeParse(body);
+  const parsed = v.safeParse(documentSchema, body);
   if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    const where = first?.path.length ? first.path.join('.') : 'document';
+    const first = parsed.issues[0];
+    const where = first?.path?.length ? first.path.map((p) => String(p.key)).join('.') : 'document';
     return { ok: false, reason: `${where}: ${first?.message ?? 'invalid'}` };
   }
-  const doc = parsed.data;
+  const doc = parsed.output;
   return {
     ok: true,
     document: {
       DocumentIncarnation: doc.DocumentIncarnation,
-      Events: doc.Events.map((e) => ({ ...e, Resources: [...e.Resources] })),
+      Events: doc.Events.map((e) => ({ ...e, NotBefore: e.NotBefore ?? null })),
     },
   };
 }

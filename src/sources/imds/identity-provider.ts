@@ -77,7 +77,7 @@ export class IdentityProvider {
   private async run(): Promise<void> {
     let attempt = 0;
     while (!this.stop.signal.aborted) {
-      const res = await this.o.client.getInstanceCompute(this.o.requestTimeoutMs, this.stop.signal);
+      const res = await this.o.client.getInstanceCompute(this.o.requestTimeoutMs);
       if (this.stop.signal.aborted) return;
       const now = this.o.clock.now();
       let delay = this.o.refreshIntervalMs;
