@@ -108,6 +108,14 @@ describe('configuration', () => {
     );
   });
 
+  it('the README configuration table lists every setting with its environment variable', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
+    for (const s of envOverridableSettings()) {
+      expect(readme, s.path.join('.')).toContain(`| \`${s.path.join('.')}\` | \`${s.env}\``);
+    }
+  });
+
   it('reads a JSON file and reports unreadable or invalid files clearly', async () => {
     const dir = await tempDir();
     const good = join(dir, 'good.json');

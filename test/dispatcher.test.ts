@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { type Clock, systemClock } from '../src/clock.ts';
 import { DeadLetterFile } from '../src/sinks/dead-letter.ts';
 import { Dispatcher } from '../src/sinks/dispatcher.ts';
@@ -13,6 +13,10 @@ import { captureLogs } from './helpers/logs.ts';
 import { sampleRecord } from './helpers/records.ts';
 
 const tempDir = useTempDirs();
+const openSpools: Spool[] = [];
+afterEach(async () => {
+  await Promise.all(openSpools.splice(0).map((s) => s.close()));
+});
 
 /** A sink whose answers the test scripts; it keeps what it accepted. */
 class ScriptedSink implements Sink {
@@ -51,6 +55,7 @@ async function rig(
     log: logs.log,
     stats,
   });
+  openSpools.push(spool);
   const deadLetter = new DeadLetterFile(dir);
   const clock = opts.clock ?? systemClock;
   const workers = Object.entries(sinks).map(
@@ -182,6 +187,7 @@ describe('dispatcher', () => {
       log: logs.log,
       stats,
     });
+    openSpools.push(spool);
     for (const r of rec(40)) await spool.append([r]);
     const sink = new ScriptedSink(() => ok);
     const w = new SinkWorker(
