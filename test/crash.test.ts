@@ -25,7 +25,7 @@ function mulberry32(seed: number): () => number {
 async function completeRecords(
   path: string,
 ): Promise<{ RecordId: string; EventId: string; Change: string }[]> {
-  let text = '';
+  let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch {

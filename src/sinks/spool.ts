@@ -186,11 +186,11 @@ export class Spool {
   }
 
   async loadCursor(sink: string): Promise<number> {
-    let cursor = 0;
+    let cursor: number;
     try {
       cursor = Number(JSON.parse(await readFile(this.cursorPath(sink), 'utf8')).seq) || 0;
     } catch {
-      cursor = 0;
+      cursor = 0; // no cursor yet: a new sink starts at the oldest record still spooled
     }
     if (cursor > this.seq) {
       this.o.log.warn({ sink, cursor, lastSeq: this.seq }, 'sink cursor is ahead of the spool; resetting it');

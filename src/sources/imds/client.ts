@@ -38,8 +38,7 @@ export interface ImdsFailure {
 }
 
 export type ImdsResult<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly failure: ImdsFailure };
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failure: ImdsFailure };
 
 export interface ImdsClientOptions {
   readonly baseUrl: string;
