@@ -112,7 +112,8 @@ describe('configuration', () => {
     const { readFile } = await import('node:fs/promises');
     const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
     for (const s of envOverridableSettings()) {
-      expect(readme, s.path.join('.')).toContain(`| \`${s.path.join('.')}\` | \`${s.env}\``);
+      const row = new RegExp(`\\|\\s*\`${s.path.join('\\.')}\`\\s*\\|\\s*\`${s.env}\``);
+      expect(readme, s.path.join('.')).toMatch(row);
     }
   });
 
