@@ -1,0 +1,141 @@
+// Log alerts on the forwarded records: impactful maintenance scheduled, and Spot evictions.
+// The queries live in queries/ and are checked offline; dimensions must be columns they output.
+
+@description('Azure region of the alert rules.')
+param location string
+
+@description('Resource id of the workspace the alerts query.')
+param workspaceId string
+
+@description('Prefix of the alert rule names.')
+param namePrefix string = 'scheduled-events'
+
+@description('Action group to notify (resource id). Empty: alerts fire without notifications.')
+param actionGroupId string = ''
+
+// The queries select records by ingestion_time() over the last 5 minutes, so a record that
+// reaches the workspace late still alerts exactly once; the window only has to cover the delay.
+var evaluationFrequency = 'PT5M'
+var windowSize = 'PT1H'
+
+@description('Tags for the rules.')
+param tags object = {}
+
+var actionGroups = empty(actionGroupId) ? [] : [actionGroupId]
+
+resource impactfulMaintenance 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
+  name: '${namePrefix}-impactful-maintenance'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Impactful maintenance scheduled (Reboot, Redeploy, Terminate, Preempt)'
+    description: 'A VM was named in a Scheduled Event that reboots, moves, deletes or evicts it.'
+    severity: 2
+    enabled: true
+    scopes: [
+      workspaceId
+    ]
+    evaluationFrequency: evaluationFrequency
+    windowSize: windowSize
+    criteria: {
+      allOf: [
+        {
+          query: loadTextContent('../../../queries/alert-impactful-maintenance.kql')
+          timeAggregation: 'Count'
+          dimensions: [
+            {
+              name: 'VmName'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+            {
+              name: 'ResourceId'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+            {
+              name: 'EventType'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: false
+    actions: {
+      actionGroups: actionGroups
+    }
+  }
+}
+
+resource spotEviction 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
+  name: '${namePrefix}-spot-eviction'
+  location: location
+  tags: tags
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'Spot VM eviction'
+    description: 'A Spot VM received a Preempt event: it is being deleted, with as little as 30 seconds notice.'
+    severity: 3
+    enabled: true
+    scopes: [
+      workspaceId
+    ]
+    evaluationFrequency: evaluationFrequency
+    windowSize: windowSize
+    criteria: {
+      allOf: [
+        {
+          query: loadTextContent('../../../queries/alert-spot-eviction.kql')
+          timeAggregation: 'Count'
+          dimensions: [
+            {
+              name: 'VmName'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+            {
+              name: 'VmScaleSetName'
+              operator: 'Include'
+              values: [
+                '*'
+              ]
+            }
+          ]
+          operator: 'GreaterThan'
+          threshold: 0
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    autoMitigate: false
+    actions: {
+      actionGroups: actionGroups
+    }
+  }
+}
+
+@description('Resource ids of the alert rules.')
+output alertRuleIds array = [
+  impactfulMaintenance.id
+  spotEviction.id
+]
