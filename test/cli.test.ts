@@ -5,33 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadScenario } from '../src/simulator/scenario.ts';
 import { ImdsSimulator } from '../src/simulator/server.ts';
 import { useTempDirs } from './helpers/fs.ts';
+import { cli, runToEnd } from './helpers/process.ts';
 
 const tempDir = useTempDirs();
-
-function cli(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ['src/cli.ts', ...args], {
-      env: { ...process.env, NO_COLOR: '1', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += d;
-    });
-    child.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`cli ${args.join(' ')} did not end; stderr: ${stderr}`));
-    }, timeoutMs);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 let sim: ImdsSimulator;
 beforeAll(async () => {
@@ -57,16 +33,9 @@ describe('CLI', () => {
   });
 
   it('the installed command (compiled, with the daemon V8 flags in its shebang) runs', async () => {
-    const out = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
-      const child = spawn('bin/scheduled-events-forwarder.js', ['once', '--timeout-ms', '2000'], {
-        env: { ...process.env, SEF_IMDS_BASE_URL: sim.url },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      let stdout = '';
-      child.stdout.on('data', (d) => {
-        stdout += d;
-      });
-      child.on('close', (code) => resolve({ code, stdout }));
+    const out = await runToEnd('bin/scheduled-events-forwarder.js', ['once', '--timeout-ms', '2000'], {
+      ...process.env,
+      SEF_IMDS_BASE_URL: sim.url,
     });
     expect(out.code).toBe(0);
     expect(JSON.parse(out.stdout)).toHaveProperty('DocumentIncarnation');

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EnvHttpProxyAgent, getGlobalDispatcher, setGlobalDispatcher, fetch as undiciFetch } from 'undici';
@@ -7,6 +6,7 @@ import { systemClock } from '../src/clock.ts';
 import { ImdsSimulator } from '../src/simulator/server.ts';
 import { ImdsClient } from '../src/sources/imds/client.ts';
 import { RecordingClock } from './helpers/clock.ts';
+import { cli } from './helpers/process.ts';
 
 let sim: ImdsSimulator;
 beforeAll(async () => {
@@ -149,24 +149,14 @@ describe('IMDS is never reached through a proxy', () => {
 
   it('the CLI probe (`once`) ignores the proxy variables, with NODE_USE_ENV_PROXY set too', async () => {
     proxyHits = 0;
-    const out = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
-      const child = spawn(process.execPath, ['src/cli.ts', 'once', '--timeout-ms', '2000'], {
-        env: {
-          ...saved,
-          SEF_IMDS_BASE_URL: sim.url,
-          HTTP_PROXY: proxyUrl,
-          http_proxy: proxyUrl,
-          HTTPS_PROXY: proxyUrl,
-          NODE_USE_ENV_PROXY: '1',
-          NO_PROXY: '',
-        },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      let stdout = '';
-      child.stdout.on('data', (d) => {
-        stdout += d;
-      });
-      child.on('close', (code) => resolve({ code, stdout }));
+    const out = await cli(['once', '--timeout-ms', '2000'], {
+      ...(saved as Record<string, string>),
+      SEF_IMDS_BASE_URL: sim.url,
+      HTTP_PROXY: proxyUrl,
+      http_proxy: proxyUrl,
+      HTTPS_PROXY: proxyUrl,
+      NODE_USE_ENV_PROXY: '1',
+      NO_PROXY: '',
     });
     expect(out.code).toBe(0);
     expect(JSON.parse(out.stdout)).toMatchObject({

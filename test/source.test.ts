@@ -128,7 +128,10 @@ describe('the poll loop under IMDS faults (real agent, simulator on loopback)', 
 });
 
 describe('retry policy (virtual time)', () => {
-  async function sourceWithClock(sim: ImdsSimulator, changes: EventChange[][] = []) {
+  async function sourceWithClock(
+    sim: ImdsSimulator,
+    handler: (c: readonly EventChange[]) => Promise<boolean> = async () => true,
+  ) {
     const clock = new RecordingClock();
     const client = new ImdsClient({
       baseUrl: sim.url,
@@ -140,10 +143,7 @@ describe('retry policy (virtual time)', () => {
     const source = new ScheduledEventsSource({
       client,
       store: new WatchStateStore(await tempDir(), silentLogger()),
-      handler: async (c) => {
-        changes.push([...c]);
-        return true;
-      },
+      handler,
       clock,
       log: silentLogger(),
       stats: new Stats(),
@@ -202,36 +202,11 @@ describe('retry policy (virtual time)', () => {
   it('a change handler that is not ready yet gets the same changes again on the next poll', async () => {
     const sim = await simulator();
     sim.board.schedule({ EventType: 'Freeze' }, Date.now() + 900_000, sim.vmName);
-    const clock = new RecordingClock();
-    const client = new ImdsClient({
-      baseUrl: sim.url,
-      scheduledEventsApiVersion: '2020-07-01',
-      computeApiVersion: '2021-02-01',
-      minRequestSpacingMs: 0,
-      clock,
-    });
     const offered: string[][] = [];
     let ready = false;
-    const source = new ScheduledEventsSource({
-      client,
-      store: new WatchStateStore(await tempDir(), silentLogger()),
-      handler: async (c) => {
-        offered.push(c.map((x) => x.change));
-        return ready;
-      },
-      clock,
-      log: silentLogger(),
-      stats: new Stats(),
-      pollIntervalMs: 1000,
-      requestTimeoutMs: 500,
-      firstRequestTimeoutMs: 1000,
-      watchGapToleranceMs: 5000,
-      backoff: { initialDelayMs: 1000, maxDelayMs: 30_000 },
-      goneRetryWindowMs: 70_000,
-    });
-    cleanups.push(async () => {
-      await source.stopPolling();
-      await client.close();
+    const { source } = await sourceWithClock(sim, async (c) => {
+      offered.push(c.map((x) => x.change));
+      return ready;
     });
     await source.start();
     await eventually(() => offered.length >= 3, 'three offers');
