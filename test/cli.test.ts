@@ -100,6 +100,32 @@ describe('CLI', () => {
     expect(lines[1]).toMatch(/removed\s+Reboot\s+Scheduled\s+\(cancelled\) this VM/);
   });
 
+  it('simulate serves the IMDS API until SIGTERM; scenarios lists the built-in scenarios', async () => {
+    const child = spawn(process.execPath, ['src/cli.ts', 'simulate', '--port', '0'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const { eventually } = await import('./helpers/fs.ts');
+    const url = await eventually(
+      () => /listening on (http:\/\/[^\s]+)/.exec(stderr)?.[1],
+      'the simulator URL',
+    );
+    const res = await fetch(`${url}/metadata/scheduledevents?api-version=2020-07-01`, {
+      headers: { Metadata: 'true' },
+    });
+    expect(await res.json()).toEqual({ DocumentIncarnation: 1, Events: [] });
+    const closed = new Promise<number | null>((r) => child.on('close', r));
+    child.kill('SIGTERM');
+    expect(await closed).toBe(0);
+
+    const list = await cli(['scenarios']);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/^live-migration\s+The documented live migration/m);
+  });
+
   it('run forwards to the configured file sink and shuts down cleanly on SIGTERM', async () => {
     const dir = await tempDir();
     const out = join(dir, 'records.jsonl');

@@ -78,6 +78,15 @@ describe('the poll loop under IMDS faults (real agent, simulator on loopback)', 
     expect(imdsLines).toEqual([expect.stringMatching(/HTTP 500/), 'IMDS scheduled events: recovered']);
   });
 
+  it('warns when configured to poll faster than IMDS can share with other processes', async () => {
+    const sim = await simulator();
+    const logs = captureLogs('info');
+    const { agent } = fastAgent(sim, await tempDir(), { log: logs.log });
+    await agent.start();
+    cleanups.push(() => agent.stop());
+    expect(logs.messages('warn')).toEqual([expect.stringMatching(/polling faster than 2 requests\/s/)]);
+  });
+
   it('tolerates a slow first answer (enabling delay), then uses the short timeout', async () => {
     const sim = await simulator();
     sim.injectFault({ kind: 'hang', ms: 200 });
