@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { type Clock, systemClock } from './clock.ts';
@@ -25,6 +27,19 @@ export interface AgentOptions {
   readonly clock?: Clock;
   readonly stdout?: NodeJS.WritableStream & { isTTY?: boolean };
   readonly random?: () => number;
+  /** Read for the host key that stands in for an unknown VmId (systemd's machine id). */
+  readonly machineIdPath?: string;
+}
+
+/** The machine id, or the host name where there is none. */
+async function localHostKey(machineIdPath: string): Promise<string> {
+  try {
+    const id = (await readFile(machineIdPath, 'utf8')).trim();
+    if (id) return `machine-id:${id}`;
+  } catch {
+    // no machine id (a container, say): the host name is the next best thing
+  }
+  return `hostname:${hostname()}`;
 }
 
 /** Wires source -> transform -> spool -> sinks, and shuts them down in that order. */
@@ -42,6 +57,8 @@ export class ForwarderAgent {
   private warnedNoIdentity = false;
   private statsTimer: NodeJS.Timeout | null = null;
   private stopping: Promise<boolean> | null = null;
+  /** Stands in for VmId in RecordIds while the identity is unknown, so VMs do not collide. */
+  private hostKey = '';
 
   constructor(o: AgentOptions) {
     this.o = o;
@@ -68,7 +85,7 @@ export class ForwarderAgent {
     this.source = new ScheduledEventsSource({
       client: this.client,
       store: new WatchStateStore(config.stateDir, log),
-      handler: (changes) => this.onChanges(changes),
+      handler: (changes, final) => this.onChanges(changes, final),
       clock: this.clock,
       log,
       stats: this.stats,
@@ -85,6 +102,7 @@ export class ForwarderAgent {
   async start(): Promise<void> {
     const { config, log } = this.o;
     this.startedAt = this.clock.now();
+    this.hostKey = await localHostKey(this.o.machineIdPath ?? '/etc/machine-id');
     this.spool = await Spool.open(join(config.stateDir, 'spool'), {
       maxBytes: config.spool.maxBytes,
       segmentBytes: config.spool.segmentBytes,
@@ -155,18 +173,18 @@ export class ForwarderAgent {
     );
   }
 
-  /** Records are built only with the VM identity, or without it once identityWaitMs has passed. */
-  private async onChanges(changes: readonly EventChange[]): Promise<boolean> {
+  /** Records are built with the VM identity, or without it once identityWaitMs has passed or on shutdown. */
+  private async onChanges(changes: readonly EventChange[], final: boolean): Promise<boolean> {
     let vm = this.identity.current;
     if (!vm) {
-      if (this.clock.now() - this.startedAt < this.o.config.imds.identityWaitMs) return false;
+      if (!final && this.clock.now() - this.startedAt < this.o.config.imds.identityWaitMs) return false;
       if (!this.warnedNoIdentity) {
         this.o.log.warn('VM identity still unknown; forwarding records without it (VmId and names empty)');
         this.warnedNoIdentity = true;
       }
       vm = UNKNOWN_VM_IDENTITY;
     }
-    const records = changes.map((c) => buildRecord(c, vm, AGENT_VERSION));
+    const records = changes.map((c) => buildRecord(c, vm, AGENT_VERSION, this.hostKey));
     await this.spool!.append(records);
     return true;
   }

@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Clock, systemClock } from '../src/clock.ts';
 import { DeadLetterFile } from '../src/sinks/dead-letter.ts';
@@ -44,7 +45,13 @@ class ScriptedSink implements Sink {
 
 async function rig(
   sinks: Record<string, Sink>,
-  opts: { clock?: Clock; maxBatchRecords?: number; maxInFlightBatches?: number; dir?: string } = {},
+  opts: {
+    clock?: Clock;
+    maxBatchRecords?: number;
+    maxInFlightBatches?: number;
+    dir?: string;
+    retry?: { initialDelayMs: number; maxDelayMs: number };
+  } = {},
 ) {
   const dir = opts.dir ?? (await tempDir());
   const logs = captureLogs();
@@ -66,7 +73,7 @@ async function rig(
           sink,
           maxBatchRecords: opts.maxBatchRecords ?? 10,
           maxInFlightBatches: opts.maxInFlightBatches ?? 1,
-          retry: { initialDelayMs: 10, maxDelayMs: 40 },
+          retry: opts.retry ?? { initialDelayMs: 10, maxDelayMs: 40 },
         },
         { spool, deadLetter, clock, log: logs.log, stats, random: () => 1 },
       ),
@@ -92,14 +99,26 @@ describe('dispatcher', () => {
   it('retries retryable answers with capped backoff, honouring Retry-After', async () => {
     const clock = new RecordingClock();
     const sink = new ScriptedSink((_b, call) =>
-      call === 0 ? retryable('429', 5000) : call < 4 ? retryable('503') : ok,
+      call === 0 ? retryable('429', 5000) : call < 5 ? retryable('503') : ok,
+    );
+    const r = await rig({ s: sink }, { clock, retry: { initialDelayMs: 10, maxDelayMs: 40_000 } });
+    await r.spool.append(rec(1));
+    await eventually(() => sink.accepted.length === 1, 'delivery after retries');
+    // Retry-After first, then 20, 40, 80, 160 from the backoff policy (random = 1).
+    expect(clock.sleeps).toEqual([5000, 20, 40, 80, 160]);
+    expect(r.stats.get('sink.s.retries')).toBe(5);
+    await r.dispatcher.drain(clock.now() + 1000);
+  });
+
+  it("caps backoff and Retry-After at the sink's maxDelayMs", async () => {
+    const clock = new RecordingClock();
+    const sink = new ScriptedSink((_b, call) =>
+      call === 0 ? retryable('429', 3_600_000) : call < 4 ? retryable('503') : ok,
     );
     const r = await rig({ s: sink }, { clock });
     await r.spool.append(rec(1));
     await eventually(() => sink.accepted.length === 1, 'delivery after retries');
-    // Retry-After first, then 10, 20, 40 (cap) from the backoff policy.
-    expect(clock.sleeps).toEqual([5000, 20, 40, 40]);
-    expect(r.stats.get('sink.s.retries')).toBe(4);
+    expect(clock.sleeps).toEqual([40, 20, 40, 40]);
     await r.dispatcher.drain(clock.now() + 1000);
   });
 
@@ -175,6 +194,54 @@ describe('dispatcher', () => {
     const second = await rig({ s: up }, { dir: first.dir });
     await eventually(() => up.accepted.length === 4, 'redelivery after restart');
     expect(await second.dispatcher.drain(Date.now() + 1000)).toBe(true);
+  });
+
+  it('a spool read error is reported and retried, not fatal', async () => {
+    const sink = new ScriptedSink(() => ok);
+    const r = await rig({ s: sink });
+    await r.spool.append(rec(2));
+    await eventually(() => sink.accepted.length === 2, 'the first records');
+    const { readdir, rename, mkdir } = await import('node:fs/promises');
+    const segDir = `${r.dir}/spool/segments`;
+    const [seg] = await readdir(segDir);
+    await rename(`${segDir}/${seg}`, `${segDir}/${seg}.aside`);
+    await mkdir(`${segDir}/${seg}`); // the segment path is now a directory: EISDIR on read
+    await r.spool.append(rec(3).slice(2)).catch(() => undefined);
+    await eventually(
+      () => r.logs.messages('warn').some((m) => m.includes('reading the spool')),
+      'the read failure',
+    );
+    await rm(`${segDir}/${seg}`, { recursive: true });
+    await rename(`${segDir}/${seg}.aside`, `${segDir}/${seg}`);
+    await eventually(
+      () => sink.accepted.length === 3,
+      'delivery after the segment is readable again',
+      10_000,
+    );
+    await r.dispatcher.drain(Date.now() + 1000);
+  });
+
+  it('the shutdown deadline also bounds a send that never returns', async () => {
+    const hung = new ScriptedSink(() => new Promise<SendResult>(() => undefined));
+    const r = await rig({ s: hung });
+    await r.spool.append(rec(1));
+    await eventually(
+      () => (r.workers[0] as unknown as { queue: { pending: number } }).queue.pending === 1,
+      'the send under way',
+    );
+    expect(await r.dispatcher.drain(Date.now() + 200)).toBe(false);
+    expect(await r.spool.loadCursor('s')).toBe(0);
+  });
+
+  it('leaves no abort listeners behind while batches flow', async () => {
+    const { EventEmitter } = await import('node:events');
+    const sink = new ScriptedSink(() => ok);
+    const r = await rig({ s: sink }, { maxBatchRecords: 1 });
+    for (const x of rec(50)) await r.spool.append([x]);
+    await eventually(() => sink.accepted.length === 50, 'delivery');
+    const signal = (r.workers[0] as unknown as { stopReading: AbortController }).stopReading.signal;
+    expect(EventEmitter.getEventListeners(signal, 'abort').length).toBeLessThanOrEqual(2);
+    await r.dispatcher.drain(Date.now() + 1000);
   });
 
   it('reports records a full spool dropped before this sink delivered them', async () => {

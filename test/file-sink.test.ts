@@ -1,4 +1,4 @@
-import { appendFile, readdir, readFile } from 'node:fs/promises';
+import { appendFile, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileSink } from '../src/sinks/file/file-sink.ts';
@@ -35,6 +35,44 @@ describe('file sink', () => {
     expect(Number(String(older.at(-1)!.EventId).slice(-12)) + 1).toBe(
       Number(String(newest[0]!.EventId).slice(-12)),
     );
+  });
+
+  it('recovers after a failed rotation instead of refusing every later batch', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'out', 'r.jsonl');
+    const sink = await FileSink.open({ path, rotateBytes: 2048, keepFiles: 2, log: captureLogs().log });
+    for (let i = 1; i <= 3; i++) expect((await sink.send([sampleRecord(i)])).kind).toBe('ok');
+    await rm(join(dir, 'out'), { recursive: true });
+    const results = [];
+    for (let i = 4; i <= 8; i++) results.push((await sink.send([sampleRecord(i)])).kind);
+    expect(results).not.toContain('failed');
+    expect(results.at(-1)).toBe('ok');
+    await sink.close();
+  });
+
+  it('serializes concurrent batches, rotation included: every record once, in order', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'r.jsonl');
+    const sink = await FileSink.open({ path, rotateBytes: 2048, keepFiles: 10, log: captureLogs().log });
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => sink.send([sampleRecord(i + 1)])));
+    expect(results.every((r) => r.kind === 'ok')).toBe(true);
+    await sink.close();
+    // Oldest first: r.jsonl.N … r.jsonl.1, then r.jsonl.
+    const rank = (f: string) => (f === 'r.jsonl' ? 0 : Number(f.split('.').at(-1)));
+    const files = (await readdir(dir)).sort((a, b) => rank(b) - rank(a));
+    const all = [];
+    for (const f of files) all.push(...(await readJsonLines(join(dir, f))));
+    expect(all.map((r) => r.EventId)).toEqual(
+      Array.from({ length: 12 }, (_, i) => sampleRecord(i + 1).EventId),
+    );
+  });
+
+  it('refuses batches after close, and close twice is safe', async () => {
+    const path = join(await tempDir(), 'r.jsonl');
+    const sink = await FileSink.open({ path, rotateBytes: 1 << 20, keepFiles: 1, log: captureLogs().log });
+    await sink.close();
+    await sink.close();
+    expect((await sink.send([sampleRecord(1)])).kind).toBe('failed');
   });
 
   it('cuts a partial last line left by a crash', async () => {

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ImdsSimulator } from '../src/simulator/server.ts';
+import { recordId } from '../src/transform/record.ts';
 import { fastAgent } from './helpers/agent.ts';
 import { eventually, useTempDirs } from './helpers/fs.ts';
 import { captureLogs } from './helpers/logs.ts';
@@ -143,6 +144,42 @@ describe('VM identity', () => {
     expect(logs.messages('warn')).toEqual(
       expect.arrayContaining([expect.stringMatching(/identity still unknown/)]),
     );
+  });
+
+  it('on shutdown, changes still waiting for the identity are spooled and delivered, not dropped', async () => {
+    const { sim, dir } = await setup();
+    sim.compute = {};
+    sim.board.schedule({ EventType: 'Reboot' }, Date.now() + 900_000, 'sim-vm-0');
+    const h = fastAgent(sim, dir, { overrides: { 'imds.identityWaitMs': 600_000 } });
+    await h.agent.start();
+    await sim.waitForServed(3);
+    expect(await h.records()).toEqual([]);
+    await h.agent.stop();
+    expect((await h.records()).map((r) => r.Change)).toEqual(['appeared']);
+  });
+
+  it('without an identity, RecordIds use the machine id, so VMs of one availability set do not collide', async () => {
+    const { sim } = await setup();
+    sim.compute = {};
+    const ev = sim.board.schedule({ EventType: 'Freeze' }, Date.now() + 900_000, 'sim-vm-0');
+    const ids: string[] = [];
+    for (const machine of ['0f1e2d3c4b5a69788796a5b4c3d2e1f0', '11112222333344445555666677778888']) {
+      const dir = await tempDir();
+      await writeFile(join(dir, 'machine-id'), `${machine}\n`);
+      const h = fastAgent(sim, dir, {
+        overrides: { 'imds.identityWaitMs': 0 },
+        machineIdPath: join(dir, 'machine-id'),
+      });
+      await h.agent.start();
+      const [rec] = await eventually(async () => {
+        const r = await h.records();
+        return r.length ? r : null;
+      }, 'a record');
+      await h.agent.stop();
+      expect(rec!.RecordId).toBe(recordId(`machine-id:${machine}`, ev.EventId, 'appeared', 0));
+      ids.push(rec!.RecordId);
+    }
+    expect(ids[0]).not.toBe(ids[1]);
   });
 
   it('uses the cached identity at once after a restart', async () => {

@@ -199,6 +199,15 @@ describe('retry policy (virtual time)', () => {
     expect(clock.sleeps.slice(0, 2)).toEqual([7000, 1000]);
   });
 
+  it('caps Retry-After at the backoff cap, so a far-off date cannot stop the watch', async () => {
+    const sim = await simulator();
+    sim.injectFault({ kind: 'status', status: 429, retryAfter: '3600' });
+    const { clock, source } = await sourceWithClock(sim);
+    await source.start();
+    await eventually(() => clock.sleeps.length >= 2, 'two poll delays');
+    expect(clock.sleeps.slice(0, 2)).toEqual([30_000, 1000]);
+  });
+
   it('never waits less than the poll interval between requests, retries included (≤ 1 request/s)', async () => {
     const sim = await simulator();
     for (const f of FAULTS) sim.injectFault({ ...f, ...(f.kind === 'hang' ? { ms: 5 } : {}), count: 2 });

@@ -19,13 +19,20 @@ export class Dispatcher {
 
   async start(): Promise<void> {
     for (const w of this.workers) await w.start();
+    this.spool.minDeliveredSeq = () => this.minDeliveredSeq();
     this.timer = setInterval(() => void this.compact(), this.compactEveryMs);
     this.timer.unref();
   }
 
+  private minDeliveredSeq(): number {
+    return this.workers.length === 0
+      ? this.spool.lastSeq
+      : Math.min(...this.workers.map((w) => w.deliveredSeq));
+  }
+
   async compact(): Promise<void> {
     if (this.workers.length === 0) return;
-    const minCursor = Math.min(...this.workers.map((w) => w.deliveredSeq));
+    const minCursor = this.minDeliveredSeq();
     try {
       const removed = await this.spool.compact(minCursor);
       if (removed > 0) this.log.debug({ removed, minCursor }, 'spool compacted');

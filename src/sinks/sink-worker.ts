@@ -1,5 +1,6 @@
 import PQueue from 'p-queue';
 import { type Clock, isoTime } from '../clock.ts';
+import { FailureLog } from '../failure-log.ts';
 import type { Logger } from '../log.ts';
 import { type BackoffPolicy, backoffDelayMs } from '../retry/backoff.ts';
 import type { Stats } from '../stats.ts';
@@ -38,7 +39,9 @@ export class SinkWorker {
   private readonly abortRetries = new AbortController();
   private readonly inFlight: { lastSeq: number; done: boolean }[] = [];
   private cursor = 0;
+  private persistedSeq = 0;
   private readPos = 0;
+  private readonly readFailures: FailureLog;
   private loop: Promise<void> | null = null;
   private draining = false;
   private savingCursor: Promise<void> = Promise.resolve();
@@ -48,62 +51,95 @@ export class SinkWorker {
     this.o = o;
     this.s = shared;
     this.queue = new PQueue({ concurrency: o.maxInFlightBatches });
+    this.readFailures = new FailureLog(shared.log, `sink ${o.name}: reading the spool`);
   }
 
+  /** The cursor as last saved: compaction must not pass it, or a crash would lose records. */
   get deliveredSeq(): number {
-    return this.cursor;
+    return this.persistedSeq;
   }
 
   async start(): Promise<void> {
     this.cursor = await this.s.spool.loadCursor(this.name);
+    this.persistedSeq = this.cursor;
     this.readPos = this.cursor;
     this.loop = this.run();
   }
 
   private async run(): Promise<void> {
-    const { spool } = this.s;
+    const { spool, clock } = this.s;
     while (!this.stopReading.signal.aborted) {
       if (this.queue.pending + this.queue.size >= this.o.maxInFlightBatches) {
-        await Promise.race([
-          new Promise<void>((r) => this.queue.addEventListener('next', () => r(), { once: true })),
-          this.aborted(),
-        ]);
+        await this.nextSlotOrStop();
         continue;
       }
-      const batch = await spool.read(this.readPos, this.o.maxBatchRecords);
+      let batch: SpooledRecord[];
+      try {
+        batch = await spool.read(this.readPos, this.o.maxBatchRecords);
+        this.readFailures.success(clock.now());
+      } catch (err) {
+        // An unreadable segment must not end the worker (or the process): report, wait, retry.
+        this.readFailures.failure(
+          clock.now(),
+          (err as NodeJS.ErrnoException).code ?? 'read',
+          (err as Error).message,
+        );
+        await clock.sleep(1000, this.stopReading.signal);
+        continue;
+      }
       if (batch.length === 0) {
         if (this.draining) break;
         await spool.waitForAppend(this.readPos, this.stopReading.signal);
         continue;
       }
-      const first = batch[0]!.seq;
-      if (first > this.readPos + 1) {
-        this.s.stats.add(`sink.${this.name}.lostToSpoolOverflow`, first - this.readPos - 1);
-        this.s.log.error(
-          { sink: this.name, fromSeq: this.readPos + 1, toSeq: first - 1 },
-          'records were dropped from a full spool before this sink delivered them',
-        );
-      }
-      this.readPos = batch.at(-1)!.seq;
-      const slot = { lastSeq: this.readPos, done: false };
-      this.inFlight.push(slot);
-      this.queue
-        .add(() => this.deliver(batch))
-        .then((delivered) => {
-          if (delivered) {
-            slot.done = true;
-            this.commit();
-          }
-        })
-        .catch((err) => this.s.log.error({ err, sink: this.name }, 'sink worker: unexpected delivery error'));
+      this.enqueue(batch);
     }
   }
 
-  private aborted(): Promise<void> {
+  private enqueue(batch: readonly SpooledRecord[]): Promise<void> {
+    this.reportGaps(batch);
+    this.readPos = batch.at(-1)!.seq;
+    const slot = { lastSeq: this.readPos, done: false };
+    this.inFlight.push(slot);
+    return this.queue
+      .add(() => this.deliver(batch))
+      .then((delivered) => {
+        if (delivered) {
+          slot.done = true;
+          this.commit();
+        }
+      })
+      .catch((err) => this.s.log.error({ err, sink: this.name }, 'sink worker: unexpected delivery error'));
+  }
+
+  /** Sequence numbers missing before or inside a batch were dropped from a full spool. */
+  private reportGaps(batch: readonly SpooledRecord[]): void {
+    let expected = this.readPos + 1;
+    for (const e of batch) {
+      if (e.seq > expected) {
+        this.s.stats.add(`sink.${this.name}.lostToSpoolOverflow`, e.seq - expected);
+        this.s.log.error(
+          { sink: this.name, fromSeq: expected, toSeq: e.seq - 1 },
+          'records were dropped from a full spool before this sink delivered them',
+        );
+      }
+      expected = e.seq + 1;
+    }
+  }
+
+  /** Resolves when a batch finishes or the worker stops; leaves no listener behind. */
+  private nextSlotOrStop(): Promise<void> {
     const signal = this.stopReading.signal;
-    return signal.aborted
-      ? Promise.resolve()
-      : new Promise((r) => signal.addEventListener('abort', () => r(), { once: true }));
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.queue.removeEventListener('next', done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.queue.addEventListener('next', done);
+      signal.addEventListener('abort', done);
+    });
   }
 
   private commit(): void {
@@ -116,6 +152,9 @@ export class SinkWorker {
     const seq = this.cursor;
     this.savingCursor = this.savingCursor
       .then(() => this.s.spool.saveCursor(this.name, seq))
+      .then(() => {
+        this.persistedSeq = seq;
+      })
       .catch((err) =>
         this.s.log.error(
           { err, sink: this.name },
@@ -146,7 +185,9 @@ export class SinkWorker {
       }
       stats.add(`sink.${this.name}.retries`);
       if (this.abortRetries.signal.aborted) return false;
-      const delay = Math.max(result.retryAfterMs ?? 0, backoffDelayMs(this.o.retry, attempt, this.s.random));
+      // Retry-After is honoured up to the sink's longest retry delay: a far-off date (or a skewed clock) must not park the sink.
+      const retryAfter = Math.min(result.retryAfterMs ?? 0, this.o.retry.maxDelayMs);
+      const delay = Math.max(retryAfter, backoffDelayMs(this.o.retry, attempt, this.s.random));
       const logFn = attempt === 0 || attempt % 10 === 0 ? log.warn.bind(log) : log.debug.bind(log);
       logFn(
         { sink: this.name, attempt: attempt + 1, delayMs: delay, reason: result.reason },
@@ -178,31 +219,45 @@ export class SinkWorker {
   }
 
   /**
-   * Delivers what is in the spool now, then stops. At `deadlineMs`, retries are abandoned: what
-   * was not delivered stays in the spool for the next start.
+   * Delivers what is in the spool now, then stops. At `deadlineMs`, retries are abandoned and a
+   * send still under way is left behind: what was not delivered stays in the spool for the next
+   * start. Resolves true when this sink caught up with the spool.
    */
   async drain(deadlineMs: number): Promise<boolean> {
     this.draining = true;
-    const timer = setTimeout(() => this.abortRetries.abort(), Math.max(0, deadlineMs - this.s.clock.now()));
-    this.stopReading.abort();
-    await this.loop;
-    // Records spooled before the drain started but not yet read.
-    while (this.readPos < this.s.spool.lastSeq && !this.abortRetries.signal.aborted) {
-      const batch = await this.s.spool.read(this.readPos, this.o.maxBatchRecords);
-      if (batch.length === 0) break;
-      this.readPos = batch.at(-1)!.seq;
-      const slot = { lastSeq: this.readPos, done: false };
-      this.inFlight.push(slot);
-      await this.queue.add(async () => {
-        if (await this.deliver(batch)) {
-          slot.done = true;
-          this.commit();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(
+        () => {
+          this.abortRetries.abort();
+          resolve();
+        },
+        Math.max(0, deadlineMs - this.s.clock.now()),
+      );
+    });
+    try {
+      this.stopReading.abort();
+      await this.loop;
+      // Records spooled before the drain started but not yet read.
+      while (this.readPos < this.s.spool.lastSeq && !this.abortRetries.signal.aborted) {
+        let batch: SpooledRecord[];
+        try {
+          batch = await this.s.spool.read(this.readPos, this.o.maxBatchRecords);
+        } catch (err) {
+          this.s.log.error(
+            { err, sink: this.name },
+            'spool unreadable during shutdown; the rest stays spooled',
+          );
+          break;
         }
-      });
+        if (batch.length === 0) break;
+        await Promise.race([this.enqueue(batch), deadline]);
+      }
+      await Promise.race([this.queue.onIdle(), deadline]);
+      await this.savingCursor;
+      return this.cursor >= this.s.spool.lastSeq;
+    } finally {
+      clearTimeout(timer);
     }
-    await this.queue.onIdle();
-    clearTimeout(timer);
-    await this.savingCursor;
-    return this.cursor >= this.s.spool.lastSeq;
   }
 }

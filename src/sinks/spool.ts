@@ -23,6 +23,8 @@ interface Segment {
   readonly firstSeq: number;
   lastSeq: number;
   bytes: number;
+  /** Never appended to again (it may end in a fragment of a failed write). */
+  sealed?: boolean;
 }
 
 type Handle = Awaited<ReturnType<typeof open>>;
@@ -94,17 +96,23 @@ export class Spool {
       records.map((record, i) => `${JSON.stringify({ seq: first + i, record })}\n`).join(''),
     );
     let seg = this.segments.at(-1);
-    if (!seg || !this.active || (seg.bytes > 0 && seg.bytes + data.length > this.o.segmentBytes)) {
-      seg = await this.roll(first, seg);
-    }
+    const full = !!seg && seg.bytes > 0 && seg.bytes + data.length > this.o.segmentBytes;
+    if (!seg || !this.active || full) seg = await this.roll(first, full ? undefined : seg);
     this.dropOldestToFit(data.length);
     const fh = this.active!;
     try {
       await fh.appendFile(data);
       await fh.sync();
     } catch (err) {
-      // Leave no half-written batch behind: the caller retries the whole batch.
-      await fh.truncate(seg.bytes).catch(() => undefined);
+      // Leave no half-written batch behind: the caller retries the whole batch. If even that
+      // fails, the next append starts a new segment and the fragment reads as one skipped line.
+      try {
+        await fh.truncate(seg.bytes);
+      } catch {
+        await fh.close().catch(() => undefined);
+        this.active = null;
+        seg.sealed = true;
+      }
       throw err;
     }
     seg.bytes += data.length;
@@ -115,11 +123,17 @@ export class Spool {
     this.waiters.clear();
   }
 
-  private async roll(firstSeq: number, current: Segment | undefined): Promise<Segment> {
+  /** Opens the segment to append to: `reopen` (the newest, after a restart) when given, else a new one. */
+  private async roll(firstSeq: number, reopen: Segment | undefined): Promise<Segment> {
     await this.active?.close();
     this.active = null;
-    // Reopen the newest segment after a restart if it still has room.
-    if (current && current.bytes < this.o.segmentBytes && current.lastSeq === firstSeq - 1) {
+    const current = reopen;
+    if (
+      current &&
+      !current.sealed &&
+      current.bytes < this.o.segmentBytes &&
+      current.lastSeq === firstSeq - 1
+    ) {
       this.active = await open(current.file, 'a');
       return current;
     }
@@ -131,10 +145,16 @@ export class Spool {
     return seg;
   }
 
+  /** Set by the dispatcher: the lowest seq every sink has delivered (durably recorded). */
+  minDeliveredSeq: () => number = () => 0;
+
   private dropOldestToFit(incoming: number): void {
     while (this.segments.length > 1 && this.bytes + incoming > this.o.maxBytes) {
       const oldest = this.segments.shift()!;
-      const lost = oldest.lastSeq - oldest.firstSeq + 1;
+      rm(oldest.file, { force: true }).catch(() => undefined);
+      // Records every sink already delivered are no loss: compaction just had not run yet.
+      const lost = Math.max(0, oldest.lastSeq - Math.max(oldest.firstSeq - 1, this.minDeliveredSeq()));
+      if (lost === 0) continue;
       this.o.stats.add('spool.droppedRecords', lost);
       this.o.log.error(
         {
@@ -146,14 +166,14 @@ export class Spool {
         },
         'spool full: dropped the oldest segment before every sink had delivered it (raise spool.maxBytes or fix the failing sink)',
       );
-      rm(oldest.file, { force: true }).catch(() => undefined);
     }
   }
 
   /** Records with seq > afterSeq, in order, at most `max`. */
   async read(afterSeq: number, max: number): Promise<SpooledRecord[]> {
     const out: SpooledRecord[] = [];
-    for (const seg of this.segments) {
+    // A snapshot: compaction or an overflow drop may shift the live list while a file is read.
+    for (const seg of this.segments.slice()) {
       if (seg.lastSeq <= afterSeq || out.length >= max) continue;
       let text: string;
       try {

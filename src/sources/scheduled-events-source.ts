@@ -3,7 +3,7 @@ import type { Logger } from '../log.ts';
 import { type BackoffPolicy, backoffDelayMs } from '../retry/backoff.ts';
 import type { Stats } from '../stats.ts';
 import { diffDocument, EMPTY_WATCH_STATE, type EventChange, type WatchState } from './diff.ts';
-import { FailureLog } from './failure-log.ts';
+import { FailureLog } from '../failure-log.ts';
 import { failureSignature, type ImdsClient, type ImdsFailure } from './imds/client.ts';
 import type { ScheduledEventsDocument } from './imds/document.ts';
 import type { WatchStateStore } from './state-store.ts';
@@ -12,8 +12,10 @@ import type { WatchStateStore } from './state-store.ts';
  * Receives the changes of one document. Resolves true once they are durable (spooled); false
  * asks to be offered the same changes again after the next poll (e.g. identity not known yet).
  * The watch state is persisted only after true, so a crash before that re-detects the changes.
+ * `final` is set once, on shutdown: the handler must take the changes then, whatever it lacks,
+ * because an event that came and went meanwhile would otherwise never be recorded.
  */
-export type ChangeHandler = (changes: readonly EventChange[]) => Promise<boolean>;
+export type ChangeHandler = (changes: readonly EventChange[], final: boolean) => Promise<boolean>;
 
 export interface ScheduledEventsSourceOptions {
   readonly client: ImdsClient;
@@ -68,6 +70,7 @@ export class ScheduledEventsSource {
   async stopPolling(): Promise<void> {
     this.stop.abort();
     await this.loop;
+    await this.flushOutbox(true);
   }
 
   get latestDocument(): ScheduledEventsDocument | null {
@@ -96,7 +99,8 @@ export class ScheduledEventsSource {
         this.lastDocument = res.value;
         await this.process(res.value, now);
       } else {
-        if (res.failure.kind === 'http-status') this.answeredOnce = true;
+        // Any answer at all means the service is enabled: only silence keeps the long timeout.
+        if (res.failure.kind !== 'connection' && res.failure.kind !== 'timeout') this.answeredOnce = true;
         this.o.stats.add('imds.failures');
         delayMs = this.retryDelayMs(res.failure, now);
       }
@@ -123,7 +127,10 @@ export class ScheduledEventsSource {
     }
     const attempt = this.consecutiveFailures++;
     const backoff = backoffDelayMs(this.o.backoff, attempt, this.o.random);
-    return Math.max(pollIntervalMs, backoff, failure.retryAfterMs ?? 0);
+    // Retry-After is honoured up to the backoff cap: a far-off date must not stop the watch
+    // (Spot evictions give 30 seconds of notice).
+    const retryAfter = Math.min(failure.retryAfterMs ?? 0, this.o.backoff.maxDelayMs);
+    return Math.max(pollIntervalMs, backoff, retryAfter);
   }
 
   private async process(doc: ScheduledEventsDocument, now: number): Promise<void> {
@@ -139,11 +146,11 @@ export class ScheduledEventsSource {
     await this.flushOutbox();
   }
 
-  private async flushOutbox(): Promise<void> {
+  private async flushOutbox(final = false): Promise<void> {
     while (this.outbox.length > 0) {
       const item = this.outbox[0]!;
       try {
-        if (!(await this.o.handler(item.changes))) return;
+        if (!(await this.o.handler(item.changes, final))) return;
       } catch (err) {
         this.o.log.error({ err }, 'could not spool change records; will retry after the next poll');
         return;

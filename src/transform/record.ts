@@ -64,11 +64,20 @@ export function affectsVm(resources: readonly string[], vmName: string): boolean
   return resources.some((r) => r.toLowerCase() === name);
 }
 
-export function buildRecord(change: EventChange, vm: VmIdentity, agentVersion: string): ScheduledEventRecord {
+/**
+ * `hostKey` stands in for VmId in the RecordId while the VM identity is unknown: events are
+ * broadcast to whole availability sets, so an empty VmId would give every such VM the same ids.
+ */
+export function buildRecord(
+  change: EventChange,
+  vm: VmIdentity,
+  agentVersion: string,
+  hostKey = '',
+): ScheduledEventRecord {
   const e = change.event;
   return Object.freeze({
     TimeGenerated: change.observedAt,
-    RecordId: recordId(vm.VmId, e.EventId, change.change, change.documentIncarnation),
+    RecordId: recordId(vm.VmId || hostKey, e.EventId, change.change, change.documentIncarnation),
     Change: change.change,
     Outcome: change.outcome,
     EventId: e.EventId,

@@ -22,7 +22,7 @@ export const FAST = {
 export function fastAgent(
   sim: ImdsSimulator,
   stateDir: string,
-  opts: { log?: Logger; overrides?: Record<string, unknown> } = {},
+  opts: { log?: Logger; overrides?: Record<string, unknown>; machineIdPath?: string } = {},
 ): { agent: ForwarderAgent; outPath: string; records: () => Promise<ScheduledEventRecord[]> } {
   const outPath = join(stateDir, 'out', 'records.jsonl');
   const config = parseConfig(
@@ -36,6 +36,10 @@ export function fastAgent(
       ...opts.overrides,
     },
   );
-  const agent = new ForwarderAgent({ config, log: opts.log ?? silentLogger() });
+  const agent = new ForwarderAgent({
+    config,
+    log: opts.log ?? silentLogger(),
+    ...(opts.machineIdPath ? { machineIdPath: opts.machineIdPath } : {}),
+  });
   return { agent, outPath, records: () => readJsonLines<ScheduledEventRecord>(outPath) };
 }

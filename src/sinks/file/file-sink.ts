@@ -18,6 +18,9 @@ export interface FileSinkOptions {
 export class FileSink implements Sink {
   private fh: Handle | null;
   private size: number;
+  private closed = false;
+  /** Sends run one after the other: they share the file handle, its size and rotation. */
+  private queue: Promise<unknown> = Promise.resolve();
   private readonly o: FileSinkOptions;
 
   private constructor(o: FileSinkOptions, fh: Handle, size: number) {
@@ -33,19 +36,43 @@ export class FileSink implements Sink {
     return new FileSink(o, fh, size);
   }
 
-  async send(batch: readonly ScheduledEventRecord[]): Promise<SendResult> {
-    if (!this.fh) return failed('file sink is closed');
+  send(batch: readonly ScheduledEventRecord[]): Promise<SendResult> {
+    const run = this.queue.then(() => this.write(batch));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async write(batch: readonly ScheduledEventRecord[]): Promise<SendResult> {
+    if (this.closed) return failed('file sink is closed');
     const data = Buffer.from(`${batch.map((r) => JSON.stringify(r)).join('\n')}\n`);
     try {
+      // After a failed rotation (directory gone, disk full) the file is opened again here.
+      this.fh ??= await this.reopen();
       if (this.size > 0 && this.size + data.length > this.o.rotateBytes) await this.rotate();
-      await this.fh.appendFile(data);
-      await this.fh.sync();
+      const fh = this.fh!;
+      try {
+        await fh.appendFile(data);
+        await fh.sync();
+      } catch (err) {
+        // No partial batch may stay behind: the retry writes the whole batch again.
+        await fh.truncate(this.size).catch(() => {
+          this.fh = null;
+        });
+        throw err;
+      }
       this.size += data.length;
       return ok;
     } catch (err) {
       // Disk full or a vanished directory heal by themselves or by an operator: retry, don't drop.
       return retryable(`writing ${this.o.path}: ${(err as Error).message}`);
     }
+  }
+
+  private async reopen(): Promise<Handle> {
+    await mkdir(dirname(this.o.path), { recursive: true });
+    const fh = await open(this.o.path, 'a+', 0o640);
+    this.size = (await fh.stat()).size;
+    return fh;
   }
 
   private async rotate(): Promise<void> {
@@ -61,12 +88,14 @@ export class FileSink implements Sink {
       }
       await rename(path, `${path}.1`);
     }
-    this.fh = await open(path, 'a+', 0o640);
-    this.size = 0;
+    this.fh = await this.reopen();
     await fsyncDir(dirname(path));
   }
 
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queue;
     const fh = this.fh;
     this.fh = null;
     await fh?.close();

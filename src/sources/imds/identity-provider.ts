@@ -4,7 +4,7 @@ import type { Clock } from '../../clock.ts';
 import { writeFileAtomic } from '../../fs-durable.ts';
 import type { Logger } from '../../log.ts';
 import { type BackoffPolicy, backoffDelayMs } from '../../retry/backoff.ts';
-import { FailureLog } from '../failure-log.ts';
+import { FailureLog } from '../../failure-log.ts';
 import { failureSignature, type ImdsClient } from './client.ts';
 import {
   identityFromCached,

@@ -1,4 +1,4 @@
-import type { Logger } from '../log.ts';
+import type { Logger } from './log.ts';
 
 /**
  * One log line when a failure starts, a summary at most once per interval while it repeats,
