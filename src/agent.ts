@@ -189,9 +189,6 @@ export class ForwarderAgent {
     return true;
   }
 
-  get latestDocument() {
-    return this.source.latestDocument;
-  }
 
   /**
    * Stop polling, drain the spool to the sinks until the deadline, close sinks. Idempotent.

@@ -115,16 +115,3 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
   const sb = [...b].sort();
   return sa.every((v, i) => v === sb[i]);
 }
-
-/** True when the two states track the same events with the same content (persisting is then unnecessary). */
-export function sameWatchState(a: WatchState, b: WatchState): boolean {
-  const ka = Object.keys(a.events);
-  if (ka.length !== Object.keys(b.events).length) return false;
-  return ka.every((k) => {
-    const x = a.events[k];
-    const y = b.events[k];
-    return (
-      !!x && !!y && x.started === y.started && x.firstSeen === y.firstSeen && sameEvent(x.event, y.event)
-    );
-  });
-}

@@ -47,7 +47,6 @@ export class ScheduledEventsSource {
   private consecutiveFailures = 0;
   private goneSince: number | null = null;
   private loop: Promise<void> | null = null;
-  private lastDocument: ScheduledEventsDocument | null = null;
 
   constructor(options: ScheduledEventsSourceOptions) {
     this.o = options;
@@ -73,9 +72,6 @@ export class ScheduledEventsSource {
     await this.flushOutbox(true);
   }
 
-  get latestDocument(): ScheduledEventsDocument | null {
-    return this.lastDocument;
-  }
 
   get pendingChanges(): number {
     return this.outbox.reduce((n, item) => n + item.changes.length, 0);
@@ -96,7 +92,6 @@ export class ScheduledEventsSource {
         this.consecutiveFailures = 0;
         this.goneSince = null;
         this.failures.success(now);
-        this.lastDocument = res.value;
         await this.process(res.value, now);
       } else {
         // Any answer at all means the service is enabled: only silence keeps the long timeout.

@@ -79,9 +79,6 @@ export class ImdsClient {
     });
   }
 
-  get baseUrl(): string {
-    return this.opts.baseUrl;
-  }
 
   async getScheduledEvents(timeoutMs: number): Promise<ImdsResult<ScheduledEventsDocument>> {
     const res = await this.call('GET', this.scheduledEventsPath, timeoutMs);
