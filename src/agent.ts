@@ -189,7 +189,6 @@ export class ForwarderAgent {
     return true;
   }
 
-
   /**
    * Stop polling, drain the spool to the sinks until the deadline, close sinks. Idempotent.
    * Resolves true when every sink caught up before the deadline.

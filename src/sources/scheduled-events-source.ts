@@ -72,7 +72,6 @@ export class ScheduledEventsSource {
     await this.flushOutbox(true);
   }
 
-
   get pendingChanges(): number {
     return this.outbox.reduce((n, item) => n + item.changes.length, 0);
   }

@@ -79,7 +79,6 @@ export class ImdsClient {
     });
   }
 
-
   async getScheduledEvents(timeoutMs: number): Promise<ImdsResult<ScheduledEventsDocument>> {
     const res = await this.call('GET', this.scheduledEventsPath, timeoutMs);
     if (!res.ok) return res;
