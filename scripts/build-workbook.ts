@@ -65,6 +65,8 @@ function dropdown(name: string, label: string, column: string) {
     name,
     label,
     type: 2,
+    // Required: with nothing selected the parameter would expand to an empty `in ()`.
+    isRequired: true,
     multiSelect: true,
     quote: "'",
     delimiter: ',',

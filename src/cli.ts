@@ -231,6 +231,17 @@ export function buildProgram(): Command {
     .action(simulateCommand);
 
   program
+    .command('validate')
+    .description(
+      'check a configuration without starting anything; prints the effective settings (exit 0) or the problems (exit 2)',
+    )
+    .option('-c, --config <path>', 'JSON config file; SEF_* environment variables override it')
+    .action(async (opts: { config?: string }) => {
+      const config = await loadConfig(opts.config ? { configPath: opts.config } : {});
+      process.stdout.write(`${JSON.stringify(config, null, 2)}\n`);
+    });
+
+  program
     .command('once')
     .description('poll Scheduled Events once, print the document and exit (0 ok, 1 IMDS failed); a probe')
     .option('-c, --config <path>', 'JSON config file (imds.* settings are used)')

@@ -57,6 +57,15 @@ describe('CLI', () => {
     expect((await cli(['nonsense'])).code).toBe(2);
   });
 
+  it('validate prints the effective settings, or exits 2 naming the problem', async () => {
+    const ok = await cli(['validate'], { SEF_POLL_INTERVAL_MS: '2000' });
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ pollIntervalMs: 2000, imds: { requestTimeoutMs: 800 } });
+    const bad = await cli(['validate'], { SEF_SINKS: '[{"type":"eventhubs"}]' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/sinks\.0\.type: expected \("stdout" \| "file"\); got "eventhubs"/);
+  });
+
   it('once prints the current document and exits 0; exits 1 when IMDS fails', async () => {
     const ev = sim.board.schedule({ EventType: 'Freeze' }, Date.now() + 900_000, sim.vmName);
     const r = await cli(['once', '--timeout-ms', '2000'], { SEF_IMDS_BASE_URL: sim.url });

@@ -45,6 +45,8 @@ describe('scale-set rollout (cloud-init)', () => {
     );
     // The service's state directory is the stateDir the deployment puts in the config.
     expect(unit).toMatch(/StateDirectory=scheduled-events-forwarder/);
+    // A configuration error (exit 2) is not retried in a loop.
+    expect(unit).toMatch(/RestartPreventExitStatus=2/);
     expect(readFileSync('infra/bicep/main.bicep', 'utf8')).toMatch(
       /stateDir: '\/var\/lib\/scheduled-events-forwarder'/,
     );

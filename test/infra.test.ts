@@ -129,6 +129,22 @@ describe('Bicep: static assertions', () => {
       (t: string) => t.replace("column.type == 'datetime' ? 'dateTime' : column.type", 'column.type'),
       /datetime -> dateTime/,
     ],
+    [
+      'a conditional between two scopes (BCP420)',
+      'modules/log-analytics.bicep',
+      (t: string) =>
+        t.replace(
+          /scope: resourceGroup\(\n\s+createWorkspace[\s\S]*?\n {2}\)/,
+          "scope: createWorkspace ? resourceGroup() : resourceGroup(split(existingWorkspaceId, '/')[2], split(existingWorkspaceId, '/')[4])",
+        ),
+      /conditional between two scopes/,
+    ],
+    [
+      'a data collection rule outside the workspace region',
+      'main.bicep',
+      (t: string) => t.replace('location: logAnalytics.outputs.workspaceLocation', 'location: location'),
+      /workspace's region/,
+    ],
   ])('catches %s', (_what, file, edit, problem) => {
     expect(checkInfrastructure(parseAllBicepWith(file, edit))).toEqual(
       expect.arrayContaining([expect.stringMatching(problem)]),

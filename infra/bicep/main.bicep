@@ -8,7 +8,7 @@ targetScope = 'resourceGroup'
 @description('Azure region for every resource.')
 param location string = resourceGroup().location
 
-@description('Short prefix for resource names (3-11 lowercase letters and digits).')
+@description('Short prefix for resource names: 3-11 lowercase letters and digits, starting with a letter (Event Hubs namespace names must).')
 @minLength(3)
 @maxLength(11)
 param namePrefix string
@@ -16,7 +16,9 @@ param namePrefix string
 @description('Resource id of an existing Log Analytics workspace. Empty: create one.')
 param existingWorkspaceId string = ''
 
-@description('Retention of the custom table, in days (-1: the workspace default).')
+@description('Retention of the custom table, in days: 4 to 730, or -1 for the workspace default.')
+@minValue(-1)
+@maxValue(730)
 param tableRetentionInDays int = -1
 
 @description('Create a data collection endpoint for private-link setups (else the DCR\'s own endpoint is used).')
@@ -70,7 +72,7 @@ module logAnalytics 'modules/log-analytics.bicep' = {
 module dataCollection 'modules/data-collection.bicep' = {
   name: 'scheduled-events-data-collection'
   params: {
-    location: location
+    location: logAnalytics.outputs.workspaceLocation
     dataCollectionRuleName: '${namePrefix}-dcr-scheduled-events'
     workspaceId: logAnalytics.outputs.workspaceId
     tableName: logAnalytics.outputs.tableName
@@ -104,7 +106,8 @@ module fleetIdentity 'modules/identity.bicep' = if (createFleetIdentity) {
 module roles 'modules/role-assignments.bicep' = {
   name: 'scheduled-events-roles'
   params: {
-    principalIds: concat(createFleetIdentity ? [fleetIdentity!.outputs.principalId] : [], additionalPrincipalIds)
+    // union() also drops duplicates: two assignments with the same guid() name would fail the deployment.
+    principalIds: union(createFleetIdentity ? [fleetIdentity!.outputs.principalId] : [], additionalPrincipalIds)
     eventHubsNamespaceName: eventHubs.outputs.namespaceName
     eventHubName: eventHubs.outputs.eventHubName
     dataCollectionRuleName: dataCollection.outputs.dataCollectionRuleName
@@ -135,6 +138,8 @@ module alerts 'modules/alerts.bicep' = {
 }
 
 var identityClientId = createFleetIdentity ? fleetIdentity!.outputs.clientId : ''
+// Without a fleet identity the agent uses the VM's system-assigned one: no client id then.
+var identitySetting = createFleetIdentity ? { managedIdentityClientId: identityClientId } : {}
 
 @description('Resource id of the workspace.')
 output workspaceId string = logAnalytics.outputs.workspaceId
@@ -167,18 +172,22 @@ output fleetIdentityClientId string = identityClientId
 output agentConfig object = {
   stateDir: '/var/lib/scheduled-events-forwarder'
   sinks: [
-    {
-      type: 'eventhubs'
-      fullyQualifiedNamespace: eventHubs.outputs.fullyQualifiedNamespace
-      eventHubName: eventHubs.outputs.eventHubName
-      managedIdentityClientId: identityClientId
-    }
-    {
-      type: 'loganalytics'
-      endpoint: dataCollection.outputs.logsIngestionEndpoint
-      ruleId: dataCollection.outputs.immutableId
-      streamName: dataCollection.outputs.streamName
-      managedIdentityClientId: identityClientId
-    }
+    union(
+      {
+        type: 'eventhubs'
+        fullyQualifiedNamespace: eventHubs.outputs.fullyQualifiedNamespace
+        eventHubName: eventHubs.outputs.eventHubName
+      },
+      identitySetting
+    )
+    union(
+      {
+        type: 'loganalytics'
+        endpoint: dataCollection.outputs.logsIngestionEndpoint
+        ruleId: dataCollection.outputs.immutableId
+        streamName: dataCollection.outputs.streamName
+      },
+      identitySetting
+    )
   ]
 }

@@ -31,11 +31,20 @@ export interface BicepResource {
   readonly body: { readonly [key: string]: BicepValue };
 }
 
+export interface BicepModule {
+  readonly file: string;
+  readonly symbol: string;
+  readonly source: string;
+  readonly line: number;
+  readonly body: { readonly [key: string]: BicepValue };
+}
+
 export interface BicepFile {
   readonly path: string;
   readonly text: string;
   readonly syntaxErrors: readonly string[];
   readonly resources: readonly BicepResource[];
+  readonly modules: readonly BicepModule[];
   readonly variables: Readonly<Record<string, BicepValue>>;
   /** Every call of loadJsonContent / loadTextContent, resolved to an absolute path. */
   readonly loads: readonly { fn: string; path: string }[];
@@ -125,6 +134,17 @@ export function parseBicep(path: string, text = readFileSync(path, 'utf8')): Bic
       body: body ? (toValue(body) as Record<string, BicepValue>) : {},
     };
   });
+  const modules: BicepModule[] = root.descendantsOfType('module_declaration').map((decl) => {
+    const [id, source] = decl.namedChildren;
+    const body = bodyOf(decl);
+    return {
+      file: path,
+      symbol: id?.text ?? '',
+      source: (source && stringValue(source)) ?? '',
+      line: decl.startPosition.row + 1,
+      body: body ? (toValue(body) as Record<string, BicepValue>) : {},
+    };
+  });
   const variables: Record<string, BicepValue> = {};
   for (const v of root.descendantsOfType('variable_declaration')) {
     const named = v.namedChildren;
@@ -140,7 +160,7 @@ export function parseBicep(path: string, text = readFileSync(path, 'utf8')): Bic
     }))
     .filter((c) => c.fn === 'loadJsonContent' || c.fn === 'loadTextContent')
     .map((c) => ({ fn: c.fn, path: resolve(dirname(path), (c.arg && stringValue(c.arg)) ?? '') }));
-  return { path, text, syntaxErrors: syntaxErrors(root), resources, variables, loads };
+  return { path, text, syntaxErrors: syntaxErrors(root), resources, modules, variables, loads };
 }
 
 /** The string a value stands for, following one level of `var` reference. */
@@ -240,6 +260,30 @@ export function checkInfrastructure(files: readonly BicepFile[]): string[] {
   }
   for (const role of Object.keys(EXPECTED_ROLES)) {
     if (!granted.has(role)) problems.push(`role ${role} (${EXPECTED_ROLES[role]}) is not assigned`);
+  }
+
+  // A scope must reduce to one kind at compile time: `c ? resourceGroup() : resourceGroup(x, y)` is
+  // BCP420 (and older compilers deployed it into the wrong resource group).
+  for (const m of [...files.flatMap((f) => f.modules), ...all]) {
+    const scope = get((m as { body: BicepValue }).body, 'scope');
+    if (
+      isExpr(scope) &&
+      scope.node === 'ternary_expression' &&
+      (scope.expr.match(/resourceGroup\(/g) ?? []).length >= 2
+    ) {
+      problems.push(
+        `${m.file}:${m.line} ${m.symbol}: scope is a conditional between two scopes (BCP420); use one resourceGroup() with conditional arguments`,
+      );
+    }
+  }
+
+  // The Logs Ingestion API needs the rule in the workspace's region.
+  const dcrModule = files.flatMap((f) => f.modules).find((m) => m.source === 'modules/data-collection.bicep');
+  const dcrLocation = get(dcrModule?.body, 'params.location');
+  if (!dcrModule || !isExpr(dcrLocation) || !/\.outputs\.workspaceLocation$/.test(dcrLocation.expr)) {
+    problems.push(
+      `the data collection rule must be deployed in the workspace's region (params.location: <log analytics module>.outputs.workspaceLocation)`,
+    );
   }
 
   problems.push(...checkDataCollection(files));

@@ -13,10 +13,12 @@ param namePrefix string = 'scheduled-events'
 @description('Action group to notify (resource id). Empty: alerts fire without notifications.')
 param actionGroupId string = ''
 
-// The queries select records by ingestion_time() over the last 5 minutes, so a record that
-// reaches the workspace late still alerts exactly once; the window only has to cover the delay.
+// The queries pick records first ingested in the last 5 minutes (the frequency), so a record the
+// agent delivers late, after a sink outage, still alerts. The query range must cover that delay:
+// two days, the longest a log alert allows.
 var evaluationFrequency = 'PT5M'
 var windowSize = 'PT1H'
+var queryTimeRange = 'P2D'
 
 @description('Tags for the rules.')
 param tags object = {}
@@ -38,6 +40,9 @@ resource impactfulMaintenance 'Microsoft.Insights/scheduledQueryRules@2023-12-01
     ]
     evaluationFrequency: evaluationFrequency
     windowSize: windowSize
+    overrideQueryTimeRange: queryTimeRange
+    // The table may be brand new in the same deployment; its first records decide, not validation.
+    skipQueryValidation: true
     criteria: {
       allOf: [
         {
@@ -97,6 +102,9 @@ resource spotEviction 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
     ]
     evaluationFrequency: evaluationFrequency
     windowSize: windowSize
+    overrideQueryTimeRange: queryTimeRange
+    // The table may be brand new in the same deployment; its first records decide, not validation.
+    skipQueryValidation: true
     criteria: {
       allOf: [
         {

@@ -1,7 +1,7 @@
 // The data collection rule the agent sends to through the Logs Ingestion API. Kind Direct gives
 // it its own logs-ingestion endpoint; a data collection endpoint is only for private-link setups.
 
-@description('Azure region of the rule (and of the optional endpoint).')
+@description('Azure region of the rule (and of the optional endpoint): the region of the workspace, as the Logs Ingestion API requires.')
 param location string
 
 @description('Name of the data collection rule.')
@@ -13,7 +13,7 @@ param workspaceId string
 @description('Name of the custom table the rule writes to.')
 param tableName string
 
-@description('Create a data collection endpoint (for Azure Monitor Private Link Scope setups).')
+@description('Create a data collection endpoint for private link. It has public access disabled: add it to your Azure Monitor Private Link Scope, or the agents cannot reach it.')
 param createDataCollectionEndpoint bool = false
 
 @description('Name of the data collection endpoint, when created.')

@@ -68,8 +68,8 @@ resource consumerGroup 'Microsoft.EventHub/namespaces/eventhubs/consumergroups@2
 @description('Name of the namespace.')
 output namespaceName string = namespace.name
 
-@description('Fully qualified namespace host name, for the agent.')
-output fullyQualifiedNamespace string = '${namespace.name}.servicebus.windows.net'
+@description('Fully qualified namespace host name, for the agent (from the service, so sovereign clouds work).')
+output fullyQualifiedNamespace string = replace(replace(namespace.properties.serviceBusEndpoint, 'https://', ''), ':443/', '')
 
 @description('Name of the event hub.')
 output eventHubName string = hub.name

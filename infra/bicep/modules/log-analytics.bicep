@@ -15,7 +15,9 @@ param existingWorkspaceId string = ''
 @maxValue(730)
 param workspaceRetentionInDays int = 90
 
-@description('Retention of the custom table, in days (-1: the workspace default).')
+@description('Retention of the custom table, in days: 4 to 730, or -1 for the workspace default.')
+@minValue(-1)
+@maxValue(730)
 param tableRetentionInDays int = -1
 
 @description('Tags for the new workspace.')
@@ -36,13 +38,23 @@ resource newWorkspace 'Microsoft.OperationalInsights/workspaces@2023-09-01' = if
   }
 }
 
+resource existingWorkspace 'Microsoft.OperationalInsights/workspaces@2023-09-01' existing = if (!createWorkspace) {
+  name: last(split(existingWorkspaceId, '/'))
+  scope: resourceGroup(split(existingWorkspaceId, '/')[2], split(existingWorkspaceId, '/')[4])
+}
+
 var workspaceId = createWorkspace ? newWorkspace.id : existingWorkspaceId
 
 // An existing workspace may live in another resource group: the table is deployed where the
 // workspace is. Scope and name come from parameters, known when the deployment starts.
 module table 'log-analytics-table.bicep' = {
   name: 'scheduled-events-table'
-  scope: createWorkspace ? resourceGroup() : resourceGroup(split(existingWorkspaceId, '/')[2], split(existingWorkspaceId, '/')[4])
+  // One resourceGroup() call with conditional arguments: a conditional between two scopes is
+  // rejected by the compiler (BCP420), and ARM evaluates only the branch its if() takes.
+  scope: resourceGroup(
+    createWorkspace ? subscription().subscriptionId : split(existingWorkspaceId, '/')[2],
+    createWorkspace ? resourceGroup().name : split(existingWorkspaceId, '/')[4]
+  )
   dependsOn: [
     newWorkspace
   ]
@@ -59,3 +71,6 @@ output workspaceId string = workspaceId
 
 @description('Name of the custom table.')
 output tableName string = table.outputs.tableName
+
+@description('Region of the workspace: a data collection rule must be in the same region.')
+output workspaceLocation string = createWorkspace ? newWorkspace!.location : existingWorkspace!.location

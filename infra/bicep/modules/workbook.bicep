@@ -21,7 +21,12 @@ resource workbook 'Microsoft.Insights/workbooks@2023-06-01' = {
     displayName: displayName
     category: 'workbook'
     sourceId: workspaceId
-    serializedData: loadTextContent('../workbook/scheduled-events.workbook.json')
+    // The workspace becomes the tiles' fallback resource, so the workbook works opened on its own.
+    serializedData: string(union(json(loadTextContent('../workbook/scheduled-events.workbook.json')), {
+      fallbackResourceIds: [
+        workspaceId
+      ]
+    }))
   }
 }
 
