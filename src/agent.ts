@@ -73,6 +73,8 @@ export class ForwarderAgent {
       connectTimeoutMs: imds.requestTimeoutMs,
       clock: this.clock,
     });
+    // IMDS retries start at the poll interval and never exceed maxBackoffMs, for both loops.
+    const imdsBackoff = { initialDelayMs: config.pollIntervalMs, maxDelayMs: imds.maxBackoffMs };
     this.identity = new IdentityProvider({
       client: this.client,
       stateDir: config.stateDir,
@@ -80,7 +82,7 @@ export class ForwarderAgent {
       log,
       refreshIntervalMs: imds.identityRefreshMs,
       requestTimeoutMs: imds.firstRequestTimeoutMs,
-      backoff: { initialDelayMs: config.pollIntervalMs, maxDelayMs: imds.maxBackoffMs },
+      backoff: imdsBackoff,
     });
     this.source = new ScheduledEventsSource({
       client: this.client,
@@ -93,7 +95,7 @@ export class ForwarderAgent {
       requestTimeoutMs: imds.requestTimeoutMs,
       firstRequestTimeoutMs: imds.firstRequestTimeoutMs,
       watchGapToleranceMs: config.watchGapToleranceMs,
-      backoff: { initialDelayMs: config.pollIntervalMs, maxDelayMs: imds.maxBackoffMs },
+      backoff: imdsBackoff,
       goneRetryWindowMs: imds.goneRetryWindowMs,
       ...(o.random ? { random: o.random } : {}),
     });
